@@ -1,0 +1,177 @@
+#!/bin/bash
+# Build the keel dev image from Debian 13 (trixie) packages.
+#
+#   board/keel/dev-image/build.sh [OUT]     (make dev-image)
+#
+# Same disk as the Buildroot release image: the same overlay, post-build.sh,
+# GRUB early config and module lists, kernel command line, genimage config and
+# post-image.sh from board/keel/x86_64/. What differs is listed in README.md.
+#
+# Caches under OUT/cache: the Debian base root (keyed by the package list), the
+# downloaded .debs, and the pinned Python wheels (keyed by the lock file). A
+# rebuild after a change in tui/ or overlay/ starts from the cached base.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+OUT=$(realpath -m "${1:-$TOP/out}")
+HERE=$TOP/board/keel/dev-image
+BOARD=$TOP/board/keel/x86_64
+SUITE=trixie
+MIRROR=${KEEL_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+PYVER=3.13
+CACHE=$OUT/cache
+WORK=$OUT/dev
+ROOT=$WORK/rootfs
+BIN=$WORK/images
+IMAGES=$OUT/images
+NAME=keel-x86_64-dev
+
+step() { printf '[dev-image %4ss] %s\n' "$SECONDS" "$*"; }
+die() { printf 'dev-image: error: %s\n' "$*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "needs root (chroot, device nodes in the root filesystem)"
+for tool in mmdebstrap genimage grub-mkimage mksquashfs mkfs.vfat mcopy mke2fs qemu-img cpio xz; do
+	command -v "$tool" >/dev/null || die "missing host tool '$tool' (.ci/run lists the Debian packages)"
+done
+
+# --- skip when nothing changed -------------------------------------------
+inputs_hash() {
+	(
+		cd "$TOP"
+		find overlay tui board/keel -type f \
+			! -path '*/__pycache__/*' ! -path '*.egg-info/*' ! -path 'tui/build/*' -print0 |
+			sort -z | xargs -0 sha256sum
+	) | sha256sum | cut -d' ' -f1
+}
+HASH=$(inputs_hash)
+if [ -z "${KEEL_FORCE:-}" ] && [ -f "$IMAGES/$NAME.img" ] && [ -f "$IMAGES/$NAME.qcow2" ] &&
+	[ "$(cat "$WORK/inputs.sha256" 2>/dev/null)" = "$HASH" ]; then
+	step "up to date: $IMAGES/$NAME.img (KEEL_FORCE=1 rebuilds)"
+	exit 0
+fi
+mkdir -p "$CACHE/debs" "$WORK" "$IMAGES"
+rm -f "$WORK/inputs.sha256"
+
+# --- 1. Debian base root (cached) -----------------------------------------
+PACKAGES=$(grep -v '^#' "$HERE/packages.txt" | xargs | tr ' ' ',')
+MMOPTS=(--variant=minbase --include="$PACKAGES"
+	--dpkgopt='path-exclude=/usr/share/man/*'
+	--dpkgopt='path-exclude=/usr/share/doc/*'
+	--dpkgopt='path-include=/usr/share/doc/*/copyright'
+	--dpkgopt='path-exclude=/usr/share/locale/*'
+	--dpkgopt='path-exclude=/usr/share/info/*')
+BASE_KEY=$(printf '%s\n' "$SUITE" "${MMOPTS[@]}" | sha256sum | cut -c1-16)
+BASE=$CACHE/debian-$SUITE-$BASE_KEY.tar
+if [ ! -f "$BASE" ]; then
+	step "mmdebstrap $SUITE ($(echo "$PACKAGES" | tr ',' ' ' | wc -w) packages) -> $BASE"
+	mmdebstrap "${MMOPTS[@]}" \
+		--format=tar --skip=download/empty --skip=essential/unlink \
+		--setup-hook='mkdir -p "$1"/var/cache/apt/archives/' \
+		--setup-hook="sync-in $CACHE/debs /var/cache/apt/archives/" \
+		--customize-hook="sync-out /var/cache/apt/archives $CACHE/debs" \
+		--customize-hook='rm -f "$1"/var/cache/apt/archives/*.deb' \
+		"$SUITE" "$BASE.tmp" "$MIRROR"
+	mv "$BASE.tmp" "$BASE"
+else
+	step "cached Debian base: $BASE"
+fi
+
+# --- 2. Python wheels pinned in tui/requirements.lock (cached) ------------
+LOCK=$TOP/tui/requirements.lock
+WHEELS=$CACHE/wheels-$(sha256sum "$LOCK" | cut -c1-16)
+if [ ! -d "$WHEELS" ]; then
+	step "downloading pinned wheels for Python $PYVER"
+	python3 -m pip download --quiet --no-deps --only-binary=:all: \
+		--python-version "$PYVER" --platform any -d "$WHEELS.tmp" -r "$LOCK"
+	mv "$WHEELS.tmp" "$WHEELS"
+fi
+step "building the keel wheel from tui/"
+rm -rf "$WORK/keel-wheel" "$TOP/tui/build"
+python3 -m pip wheel --quiet --no-deps --no-build-isolation -w "$WORK/keel-wheel" "$TOP/tui"
+rm -rf "$TOP/tui/build" "$TOP"/tui/*.egg-info
+
+# --- 3. the root filesystem -----------------------------------------------
+step "assembling the root filesystem"
+rm -rf "$ROOT" "$BIN"
+mkdir -p "$ROOT" "$BIN"
+tar -xf "$BASE" -C "$ROOT" --numeric-owner
+
+KVER=$(basename "$(ls -d "$ROOT"/usr/lib/modules/*)")
+cp "$ROOT/boot/vmlinuz-$KVER" "$BIN/bzImage"
+rm -rf "${ROOT:?}"/boot/* "$ROOT"/vmlinuz* "$ROOT"/initrd.img*
+
+# BusyBox is init, getty and login, as in the Buildroot image.
+for applet in usr/sbin/init usr/sbin/getty usr/bin/login; do
+	ln -sf /usr/bin/busybox "$ROOT/$applet"
+done
+# Root logs in on the console without a password, as Buildroot's default.
+sed -i 's/^root:[^:]*:/root::/' "$ROOT/etc/shadow"
+
+# Drop kernel modules a router never loads, and apt's state.
+for d in drivers/gpu drivers/media drivers/infiniband drivers/staging drivers/net/wireless \
+	drivers/bluetooth drivers/iio drivers/input/touchscreen drivers/hid sound net/bluetooth net/wireless; do
+	rm -rf "$ROOT/usr/lib/modules/$KVER/kernel/$d"
+done
+chroot "$ROOT" depmod -a "$KVER"
+rm -rf "$ROOT"/var/lib/apt/lists/* "$ROOT"/var/cache/apt/* "$ROOT"/var/log/*
+
+step "installing the keel package and its pinned dependencies"
+SITE=$ROOT/usr/lib/python3/dist-packages
+python3 -m pip install --quiet --no-deps --no-index --no-compile --find-links "$WHEELS" \
+	--target "$SITE" -r "$LOCK" "$WORK"/keel-wheel/*.whl
+rm -rf "$SITE/bin"
+cat > "$ROOT/usr/bin/keel" <<'PY'
+#!/usr/bin/python3
+import sys
+
+from keel.cli import main
+
+sys.exit(main())
+PY
+chmod 755 "$ROOT/usr/bin/keel"
+chroot "$ROOT" python3 -m compileall -q -j 2 /usr/lib/python3/dist-packages >/dev/null
+
+step "overlay/ and post-build.sh"
+cp -a "$TOP/overlay/." "$ROOT/"
+printf 'builder=dev-image\nkernel=%s\nbase=debian-%s\n' "$KVER" "$SUITE" > "$ROOT/etc/keel/builder"
+"$BOARD/post-build.sh" "$ROOT"
+
+# --- 4. initramfs (the Debian kernel has storage and squashfs as modules) --
+step "initramfs"
+INITRD=$WORK/initramfs
+rm -rf "$INITRD"
+mkdir -p "$INITRD"/{bin,dev,proc,sys,newroot,lib/modules}
+cp "$ROOT/usr/bin/busybox" "$INITRD/bin/busybox"
+cp "$HERE/initramfs-init" "$INITRD/init"
+: > "$INITRD/lib/modules/load-order"
+grep -v '^#' "$HERE/initramfs-modules.txt" | while read -r mod; do
+	chroot "$ROOT" modprobe -S "$KVER" --show-depends "$mod" | awk '$1 == "insmod" { print $2 }'
+done | awk '!seen[$0]++' | while read -r ko; do
+	name=$(basename "$ko" .xz)
+	xz -dc "$ROOT$ko" > "$INITRD/lib/modules/$name"
+	echo "$name" >> "$INITRD/lib/modules/load-order"
+done
+(cd "$INITRD" && find . | LC_ALL=C sort | cpio --quiet -o -H newc --owner 0:0) | gzip -9 > "$BIN/initrd.img"
+
+# --- 5. GRUB, squashfs, disk -----------------------------------------------
+step "GRUB images (i386-pc core + x86_64-efi)"
+cp /usr/lib/grub/i386-pc/boot.img "$BIN/boot.img"
+# shellcheck disable=SC2046 # the module lists are word lists
+grub-mkimage -O i386-pc -o "$BIN/grub.img" -p /EFI/BOOT -c "$BOARD/grub-early.cfg" \
+	$(cat "$BOARD/grub-modules-pc.txt")
+mkdir -p "$BIN/efi-part/EFI/BOOT"
+# shellcheck disable=SC2046
+grub-mkimage -O x86_64-efi -o "$BIN/efi-part/EFI/BOOT/bootx64.efi" -p /EFI/BOOT \
+	-c "$BOARD/grub-early.cfg" $(cat "$BOARD/grub-modules-efi.txt")
+
+step "squashfs root (zstd)"
+progress=(-no-progress)
+[ -t 1 ] && progress=()
+mksquashfs "$ROOT" "$BIN/rootfs.squashfs" -comp zstd -noappend -quiet "${progress[@]}"
+
+step "post-image.sh: genimage"
+"$BOARD/post-image.sh" "$BIN"
+mv "$BIN/keel-x86_64.img" "$IMAGES/$NAME.img"
+mv "$BIN/keel-x86_64.qcow2" "$IMAGES/$NAME.qcow2"
+echo "$HASH" > "$WORK/inputs.sha256"
+step "done: $IMAGES/$NAME.img ($(du -h --apparent-size "$IMAGES/$NAME.img" | cut -f1)), $IMAGES/$NAME.qcow2"

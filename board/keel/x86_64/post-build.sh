@@ -1,0 +1,29 @@
+#!/bin/sh
+# Post-build script, shared by both image builders: Buildroot runs it as
+# BR2_ROOTFS_POST_BUILD_SCRIPT, the dev image's build.sh after the overlay.
+#   $1 = the target root filesystem
+set -eu
+TARGET=${1:?usage: post-build.sh TARGET_DIR}
+BOARD=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$BOARD/../../.." && pwd)
+
+# Mount points of the read-only root.
+for d in data dev proc sys run tmp; do
+	mkdir -p "$TARGET/$d"
+done
+chmod 1777 "$TARGET/tmp"
+
+# Files that change at run time live on tmpfs (/run) or /data.
+ln -sfn ../run/resolv.conf "$TARGET/etc/resolv.conf"
+ln -sfn ../proc/self/mounts "$TARGET/etc/mtab"
+
+# Init scripts are executable whatever the checkout's file modes.
+chmod 0755 "$TARGET"/etc/init.d/*
+
+# What this image is.
+version=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$TOP/tui/keel/__init__.py")
+mkdir -p "$TARGET/etc/keel"
+{
+	echo "version=$version"
+	echo "cmdline=$(cat "$BOARD/cmdline.txt")"
+} > "$TARGET/etc/keel/release"

@@ -1,0 +1,73 @@
+#!/bin/bash
+# Post-image script, shared by both image builders: Buildroot runs it as
+# BR2_ROOTFS_POST_IMAGE_SCRIPT, the dev image's build.sh at its end.
+#   $1 = BINARIES_DIR, holding: bzImage, rootfs.squashfs, boot.img and grub.img
+#        (GRUB i386-pc), efi-part/EFI/BOOT/bootx64.efi (GRUB x86_64-efi), and
+#        for the dev image initrd.img.
+# Writes BINARIES_DIR/keel-x86_64.img (GPT, boots by BIOS and UEFI) and .qcow2.
+set -euo pipefail
+BOARD=$(cd "$(dirname "$0")" && pwd)
+BIN=$(realpath "${1:?usage: post-image.sh BINARIES_DIR}")
+CFG=$BOARD/genimage.cfg
+
+for f in bzImage rootfs.squashfs boot.img grub.img efi-part/EFI/BOOT/bootx64.efi; do
+	[ -f "$BIN/$f" ] || { echo "post-image.sh: missing $BIN/$f" >&2; exit 1; }
+done
+
+# The ESP: kernel (+ initrd) and one grub.cfg read by both GRUB builds.
+cmdline=$(tr -d '\n' < "$BOARD/cmdline.txt")
+mkdir -p "$BIN/efi-part/EFI/keel" "$BIN/efi-part/EFI/BOOT"
+cp "$BIN/bzImage" "$BIN/efi-part/EFI/keel/bzImage"
+initrd=""
+rm -f "$BIN/efi-part/EFI/keel/initrd.img"
+if [ -f "$BIN/initrd.img" ]; then
+	cp "$BIN/initrd.img" "$BIN/efi-part/EFI/keel/initrd.img"
+	initrd="	initrd /EFI/keel/initrd.img"
+fi
+sed -e "s|@CMDLINE@|$cmdline|" -e "s|@INITRD@|$initrd|" \
+	"$BOARD/grub.cfg.in" > "$BIN/efi-part/EFI/BOOT/grub.cfg"
+
+# GRUB i386-pc: boot.img loads the core image from the BIOS boot partition.
+# Its sector comes from genimage.cfg (the one place that holds the layout).
+size_bytes() {
+	case "$1" in
+	*K) echo $(("${1%K}" * 1024)) ;;
+	*M) echo $(("${1%M}" * 1024 * 1024)) ;;
+	*) echo "$1" ;;
+	esac
+}
+field() { # field PARTITION KEY
+	awk -v part="$1" -v key="$2" '
+		$1 == "partition" && $2 == part { inside = 1 }
+		inside && $1 == key { print $3; exit }
+		inside && $1 == "}" { inside = 0 }' "$CFG"
+}
+core_lba=$(($(size_bytes "$(field bios-boot offset)") / 512))
+core_max=$(size_bytes "$(field bios-boot size)")
+[ "$core_lba" -gt 0 ] || { echo "post-image.sh: no bios-boot offset in $CFG" >&2; exit 1; }
+core_size=$(stat -c %s "$BIN/grub.img")
+[ "$core_size" -le "$core_max" ] ||
+	{ echo "post-image.sh: grub.img ($core_size B) exceeds bios-boot ($core_max B)" >&2; exit 1; }
+
+put_le64() { # put_le64 FILE OFFSET VALUE
+	local hex
+	hex=$(printf '%016x' "$3")
+	printf "\\x${hex:14:2}\\x${hex:12:2}\\x${hex:10:2}\\x${hex:8:2}\\x${hex:6:2}\\x${hex:4:2}\\x${hex:2:2}\\x${hex:0:2}" |
+		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+put_le64 "$BIN/boot.img" $((0x5c)) "$core_lba"          # boot.img: kernel_sector
+put_le64 "$BIN/grub.img" $((0x1f4)) $((core_lba + 1))   # diskboot: first blocklist
+
+# genimage
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/root"
+rm -f "$BIN/keel-x86_64.img" "$BIN/esp.vfat" "$BIN/data.ext4"
+genimage --config "$CFG" --rootpath "$tmp/root" --tmppath "$tmp/genimage" \
+	--inputpath "$BIN" --outputpath "$BIN"
+
+if command -v qemu-img >/dev/null; then
+	qemu-img convert -O qcow2 "$BIN/keel-x86_64.img" "$BIN/keel-x86_64.qcow2"
+else
+	echo "post-image.sh: qemu-img not found, no qcow2 written" >&2
+fi
