@@ -34,7 +34,7 @@ test-vm: dev-image
 	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m pytest $(PYTEST_ARGS) tests/vm
 
 demo: dev-image
-	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m tests.lab.demo
+	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m tests.lab
 
 # >>> release (Buildroot): make image, make check, pass-through targets
 # <<< release (Buildroot)

@@ -104,6 +104,17 @@ rm -rf "${ROOT:?}"/boot/* "$ROOT"/vmlinuz* "$ROOT"/initrd.img*
 for applet in usr/sbin/init usr/sbin/getty usr/bin/login; do
 	ln -sf /usr/bin/busybox "$ROOT/$applet"
 done
+# Its other applets fill in what Debian's minimal root lacks (reboot, mdev, ...).
+chroot "$ROOT" /usr/bin/busybox --list-full | while read -r applet; do
+	name=$(basename "$applet")
+	if [ ! -e "$ROOT/usr/bin/$name" ] && [ ! -L "$ROOT/usr/bin/$name" ] &&
+		[ ! -e "$ROOT/usr/sbin/$name" ] && [ ! -L "$ROOT/usr/sbin/$name" ]; then
+		case "$applet" in
+		*sbin/*) ln -s /usr/bin/busybox "$ROOT/usr/sbin/$name" ;;
+		*) ln -s /usr/bin/busybox "$ROOT/usr/bin/$name" ;;
+		esac
+	fi
+done
 # Root logs in on the console without a password, as Buildroot's default.
 sed -i 's/^root:[^:]*:/root::/' "$ROOT/etc/shadow"
 

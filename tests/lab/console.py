@@ -1,0 +1,80 @@
+"""A shell on a guest's serial console, as Buildroot's support/testing does it:
+log in, quiet the kernel, then run commands and read their output and exit code.
+
+Each command is framed by two markers the guest prints itself. The echoed
+command line spells them split ("B""EGIN"), so only the guest's real output
+matches: no dependence on terminal width, line editing or the prompt.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shlex
+from dataclasses import dataclass
+
+import pexpect
+
+from tests.lab.paths import LabError
+
+_counter = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Result:
+    cmd: str
+    output: str
+    rc: int
+
+    def check(self) -> Result:
+        if self.rc != 0:
+            raise LabError(f"`{self.cmd}` exited {self.rc}:\n{self.output}")
+        return self
+
+
+class Console:
+    def __init__(self, child: pexpect.spawn, name: str, scale) -> None:
+        self.child = child
+        self.name = name
+        self.scale = scale  # seconds at KVM speed -> seconds here
+
+    def login(self, timeout: float = 30, user: str = "root") -> None:
+        """Wait for the getty's login prompt, log in, set up the shell."""
+        self.expect(r"login: ", timeout)
+        self.child.sendline(user)
+        self.expect(r"[#$] ", 10)
+        # Kernel messages would interleave with command output.
+        self.run("dmesg -n 1; export PS1='lab# ' TERM=dumb; stty columns 2000 2>/dev/null; true",
+                 timeout=10).check()
+
+    def expect(self, pattern: str, timeout: float) -> re.Match:
+        try:
+            self.child.expect(pattern, timeout=self.scale(timeout))
+        except pexpect.TIMEOUT:
+            tail = (self.child.before or b"")[-600:].decode(errors="replace")
+            raise LabError(f"{self.name}: no {pattern!r} within {self.scale(timeout):.0f} s; "
+                           f"console ended with:\n{tail}") from None
+        except pexpect.EOF:
+            tail = (self.child.before or b"")[-600:].decode(errors="replace")
+            raise LabError(f"{self.name}: QEMU exited while waiting for {pattern!r}; "
+                           f"console ended with:\n{tail}") from None
+        return self.child.match
+
+    def run(self, cmd: str, timeout: float = 30) -> Result:
+        """Run `cmd` in the guest's shell; its output (CRs removed) and exit code."""
+        tag = f"{next(_counter)}x{id(self) % 10000}"
+        line = (f"printf '%s\\n' \"B\"\"EGIN-{tag}\"; {cmd}; "
+                f"printf '\\n%s %d\\n' \"E\"\"ND-{tag}\" $?")
+        self.child.sendline(line)
+        self.expect(rf"BEGIN-{tag}\r*\n", timeout)
+        match = self.expect(rf"\r*\nEND-{tag} (\d+)\r*\n", timeout)
+        output = re.sub(r"\r+\n", "\n", self.child.before.decode(errors="replace"))
+        return Result(cmd=cmd, output=output.strip("\n"), rc=int(match.group(1)))
+
+    def check(self, cmd: str, timeout: float = 30) -> str:
+        """Run `cmd`; its output, or LabError if it fails."""
+        return self.run(cmd, timeout).check().output
+
+    def write_file(self, path: str, content: str) -> None:
+        """Write a text file in the guest (small files: it goes through the tty)."""
+        self.check(f"printf '%s' {shlex.quote(content)} > {shlex.quote(path)}")

@@ -1,0 +1,130 @@
+"""One QEMU guest booted from a copy-on-write overlay of the dev image."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pexpect
+
+from tests.lab import accel as accel_mod
+from tests.lab.console import Console, Result
+from tests.lab.paths import LabError, dev_image, ovmf
+
+BOOT_TIMEOUT = 40  # seconds to a login prompt at KVM speed; scaled for TCG
+
+
+@dataclass(frozen=True)
+class Nic:
+    link: str
+    mac: str
+    local: Path  # our unix datagram socket
+    remote: Path  # the other end's
+
+
+class Guest:
+    def __init__(self, name: str, workdir: Path, *, firmware: str = "bios",
+                 memory: int = 512, smp: int = 2, disk_size: str | None = None,
+                 image: Path | None = None, accel: accel_mod.Accel | None = None) -> None:
+        if firmware not in ("bios", "uefi"):
+            raise LabError(f"{name}: firmware must be 'bios' or 'uefi', not {firmware!r}")
+        self.name = name
+        self.workdir = workdir
+        self.firmware = firmware
+        self.memory = memory
+        self.smp = smp
+        self.disk_size = disk_size
+        self.image = image or dev_image()
+        self.accel = accel or accel_mod.detect()
+        self.nics: list[Nic] = []
+        self.overlay = workdir / f"{name}.qcow2"
+        self.log_path = workdir / f"{name}.console.log"
+        self.child: pexpect.spawn | None = None
+        self.console: Console | None = None
+        self._log = None
+        self._ifnames: dict[str, str] = {}
+
+    # --- lifecycle --------------------------------------------------------
+    def qemu_argv(self) -> list[str]:
+        argv = [accel_mod.QEMU, *self.accel.qemu_args(), "-machine", "q35",
+                "-smp", str(self.smp), "-m", str(self.memory),
+                "-nodefaults", "-no-user-config", "-display", "none",
+                "-chardev", "stdio,id=con0,signal=off", "-serial", "chardev:con0",
+                "-monitor", "none", "-device", "virtio-rng-pci",
+                "-drive", f"file={self.overlay},if=virtio,format=qcow2"]
+        if self.firmware == "uefi":
+            argv += ["-bios", str(ovmf())]
+        for i, nic in enumerate(self.nics):
+            argv += ["-netdev", (f"dgram,id=n{i},local.type=unix,local.path={nic.local},"
+                                 f"remote.type=unix,remote.path={nic.remote}"),
+                     "-device", f"virtio-net-pci,netdev=n{i},mac={nic.mac}"]
+        return argv
+
+    def start(self) -> None:
+        """Create the overlay disk and start QEMU; does not wait for the boot."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        create = ["qemu-img", "create", "-q", "-f", "qcow2", "-b", str(self.image),
+                  "-F", "qcow2", str(self.overlay)]
+        if self.disk_size:
+            create.append(self.disk_size)
+        subprocess.run(create, check=True)
+        argv = self.qemu_argv()
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self._log.write(("# " + " ".join(argv) + "\n").encode())
+        self.child = pexpect.spawn(argv[0], argv[1:], logfile=None, timeout=None,
+                                   echo=False, maxread=65536)
+        self.child.logfile_read = self._log
+        self.console = Console(self.child, self.name, self.accel.scale)
+
+    def wait_for_login(self, timeout: float = BOOT_TIMEOUT) -> None:
+        self._console().login(timeout=timeout)
+
+    def boot(self) -> None:
+        self.start()
+        self.wait_for_login()
+
+    def reboot(self, timeout: float = BOOT_TIMEOUT) -> None:
+        """Reboot through init (rcK runs) and log in again."""
+        console = self._console()
+        console.child.sendline("reboot")
+        console.expect(r"Restarting system|reboot: ", 30)
+        self._ifnames.clear()
+        self.wait_for_login(timeout)
+
+    def stop(self) -> None:
+        if self.child is not None and self.child.isalive():
+            self.child.terminate(force=True)
+        if self.child is not None:
+            self.child.close(force=True)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    # --- shell --------------------------------------------------------------
+    def _console(self) -> Console:
+        if self.console is None:
+            raise LabError(f"{self.name}: not started")
+        return self.console
+
+    def run(self, cmd: str, timeout: float = 30) -> Result:
+        return self._console().run(cmd, timeout)
+
+    def check(self, cmd: str, timeout: float = 30) -> str:
+        return self._console().check(cmd, timeout)
+
+    def json(self, cmd: str, timeout: float = 30):
+        return json.loads(self.check(cmd, timeout))
+
+    # --- network ------------------------------------------------------------
+    def ifname(self, link: str) -> str:
+        """The guest's name for its NIC on `link` (found by MAC address)."""
+        if not self._ifnames:
+            by_mac = {entry.get("address"): entry["ifname"]
+                      for entry in self.json("ip -j link show")}
+            self._ifnames = {nic.link: by_mac.get(nic.mac, "") for nic in self.nics}
+        name = self._ifnames.get(link)
+        if not name:
+            raise LabError(f"{self.name}: no interface on link {link!r}")
+        return name

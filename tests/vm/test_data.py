@@ -1,0 +1,43 @@
+"""/data: on a disk larger than the image it grows to fill it on first boot,
+it survives a reboot, and the root filesystem is read-only."""
+
+from __future__ import annotations
+
+import secrets
+
+import pytest
+
+DISK_MIB = 2048
+
+
+@pytest.fixture(scope="module")
+def guest(make_module_lab):
+    lab = make_module_lab()
+    guest = lab.guest("keel", disk_size=f"{DISK_MIB}M")
+    lab.start()
+    return guest
+
+
+def test_data_grew_to_fill_the_disk(guest):
+    source = guest.check("findmnt -n -o SOURCE /data")
+    assert guest.check(f"blkid -s LABEL -o value {source}") == "KEEL_DATA"
+    size_mib = int(guest.check("df -m /data | awk 'NR == 2 { print $2 }'"))
+    # the image's data partition is 32 MiB; the rest of the 2 GiB disk is
+    # taken by the boot, EFI and root partitions (about 580 MiB)
+    assert size_mib > DISK_MIB - 700, f"/data is {size_mib} MiB on a {DISK_MIB} MiB disk"
+    assert "backup GPT" not in guest.check("sfdisk --verify /dev/vda 2>&1; true")
+
+
+def test_root_is_read_only(guest):
+    options = guest.check("findmnt -n -o OPTIONS /").split(",")
+    assert "ro" in options
+    assert guest.check("findmnt -n -o FSTYPE /") == "squashfs"
+    assert guest.run("touch /keel-write-test").rc != 0
+
+
+def test_data_survives_a_reboot(guest):
+    token = secrets.token_hex(8)
+    guest.check(f"echo {token} > /data/keel/reboot-test && sync")
+    guest.reboot()
+    assert guest.check("cat /data/keel/reboot-test") == token
+    assert "ro" in guest.check("findmnt -n -o OPTIONS /").split(",")
