@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.lab.lab import Lab
-from tests.lab.paths import RUNS
+from tests.lab.paths import RUNS, TOP
+
+# the keel package is tested from its source tree
+sys.path.insert(0, str(TOP / "tui"))
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)

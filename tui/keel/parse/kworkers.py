@@ -1,0 +1,48 @@
+"""/proc/<pid>/stat of kernel workers: the CPU time of WireGuard's crypt workers.
+
+The kernel names a worker `kworker/N:M+wg-crypt-wg0` while it runs a work item
+of that workqueue and `kworker/N:M-wg-crypt-wg0` after: the name tells the
+*latest* workqueue only, so the attribution is approximate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TaskTime:
+    pid: int
+    comm: str
+    utime: int  # clock ticks
+    stime: int
+
+    @property
+    def ticks(self) -> int:
+        return self.utime + self.stime
+
+
+def parse_pid_stat(line: str) -> TaskTime:
+    """One /proc/<pid>/stat line. comm may hold spaces and parentheses."""
+    open_paren, close_paren = line.index("("), line.rindex(")")
+    pid = int(line[:open_paren])
+    comm = line[open_paren + 1:close_paren]
+    fields = line[close_paren + 2:].split()
+    # fields[0] is field 3 (state); utime and stime are fields 14 and 15
+    return TaskTime(pid=pid, comm=comm, utime=int(fields[11]), stime=int(fields[12]))
+
+
+def wg_crypt_tasks(stat_lines: str, interface: str | None = None) -> list[TaskTime]:
+    """The tasks among `stat_lines` whose name says they run wg-crypt work."""
+    marker = f"wg-crypt-{interface}" if interface else "wg-crypt-"
+    tasks = []
+    for line in stat_lines.splitlines():
+        if marker in line and "(" in line:
+            tasks.append(parse_pid_stat(line))
+    return tasks
+
+
+def ticks_between(before: list[TaskTime], after: list[TaskTime]) -> int:
+    """CPU ticks the tasks spent between two reads (tasks seen in both)."""
+    earlier = {t.pid: t.ticks for t in before}
+    return sum(max(0, t.ticks - earlier[t.pid]) for t in after if t.pid in earlier)
