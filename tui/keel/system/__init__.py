@@ -1,0 +1,1 @@
+"""Talking to the running system: commands and files, behind small interfaces."""

@@ -1,0 +1,1 @@
+"""CPU tuning for latency: governor, idle states (PM QoS), RPS/XPS."""
