@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from keel.parse import cpusysfs, iperf3, kworkers, ping, procstat, softirqs, tcqdisc, wgdump
 
 LAB = Path(__file__).resolve().parents[1] / "fixtures" / "lab"
