@@ -1,0 +1,1 @@
+"""The router's state on /data: applied config revisions, pending confirmation."""

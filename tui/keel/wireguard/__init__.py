@@ -1,0 +1,1 @@
+"""WireGuard: the private key on /data, the interface and its peers."""
