@@ -1,0 +1,1 @@
+"""Self-tests run against the WireGuard peer: throughput, bufferbloat, MTU."""
