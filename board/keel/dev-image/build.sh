@@ -128,7 +128,7 @@ rm -rf "$ROOT"/var/lib/apt/lists/* "$ROOT"/var/cache/apt/* "$ROOT"/var/log/*
 
 step "installing the keel package and its pinned dependencies"
 SITE=$ROOT/usr/lib/python3/dist-packages
-python3 -m pip install --quiet --no-deps --no-index --no-compile --find-links "$WHEELS" \
+python3 -m pip install --quiet --root-user-action=ignore --no-deps --no-index --no-compile --find-links "$WHEELS" \
 	--target "$SITE" -r "$LOCK" "$WORK"/keel-wheel/*.whl
 rm -rf "$SITE/bin"
 cat > "$ROOT/usr/bin/keel" <<'PY'
@@ -144,6 +144,7 @@ chroot "$ROOT" python3 -m compileall -q -j 2 /usr/lib/python3/dist-packages >/de
 
 step "overlay/ and post-build.sh"
 cp -a "$TOP/overlay/." "$ROOT/"
+mkdir -p "$ROOT/etc/keel"
 printf 'builder=dev-image\nkernel=%s\nbase=debian-%s\n' "$KVER" "$SUITE" > "$ROOT/etc/keel/builder"
 "$BOARD/post-build.sh" "$ROOT"
 
