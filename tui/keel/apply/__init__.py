@@ -1,0 +1,1 @@
+"""`keel apply`: validate, render, check, apply only what differs, record."""

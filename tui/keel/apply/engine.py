@@ -1,0 +1,335 @@
+"""Compare the desired state (a RouterModel) with the running system and
+produce the steps that make them equal; then run them.
+
+Every component is compared first, so applying the same config twice runs
+nothing the second time (no qdisc is replaced, no counter reset, no tunnel
+session dropped). `--dry-run` prints the same steps without running them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from keel.render import cake, dnsmasq, nft, wireguard
+from keel.render.model import RouterModel, Wan
+from keel.system.commands import Runner
+
+RUN_DIR = Path("/run/keel")
+
+
+@dataclass(frozen=True)
+class Step:
+    component: str
+    why: str
+    commands: tuple[tuple[str, ...], ...] = ()
+    # files written before the commands run: path -> (text, mode); contents
+    # of mode-0600 files are secret and never shown
+    files: tuple[tuple[str, str, int], ...] = ()
+    # (path, value): written after the commands succeeded, read by the next plan
+    stamps: tuple[tuple[str, str], ...] = ()
+    action: Callable[[], None] | None = field(default=None, compare=False)
+
+    def describe(self) -> list[str]:
+        out = [f"{self.component}: {self.why}"]
+        for path, _text, mode in self.files:
+            out.append(f"  write {path}" + (" (secret, mode 0600)" if mode == 0o600 else ""))
+        out += ["  " + " ".join(cmd) for cmd in self.commands]
+        return out
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class Probe:
+    """Reads the running state (through a Runner, so tests can fake it)."""
+
+    def __init__(self, runner: Runner, run_dir: Path = RUN_DIR) -> None:
+        self.runner = runner
+        self.run_dir = run_dir
+
+    def json(self, argv: list[str]):
+        proc = self.runner.run(argv, check=False)
+        if proc.returncode != 0 or not proc.stdout.strip():
+            return []
+        return json.loads(proc.stdout)
+
+    def links(self) -> dict[str, dict]:
+        return {link["ifname"]: link for link in self.json(["ip", "-j", "link", "show"])}
+
+    def addresses(self, ifname: str) -> set[str]:
+        data = self.json(["ip", "-j", "addr", "show", "dev", ifname])
+        return {f"{a['local']}/{a['prefixlen']}" for entry in data
+                for a in entry.get("addr_info", []) if a.get("scope") != "link"}
+
+    def root_qdisc(self, ifname: str) -> dict | None:
+        for q in self.json(["tc", "-j", "qdisc", "show", "dev", ifname, "root"]):
+            return q
+        return None
+
+    def has_ingress(self, ifname: str) -> bool:
+        return any(q.get("kind") == "ingress"
+                   for q in self.json(["tc", "-j", "qdisc", "show", "dev", ifname]))
+
+    def rules(self) -> str:
+        return self.runner.run(["ip", "rule", "show"], check=False).stdout
+
+    def nft_table_present(self) -> bool:
+        argv = ["nft", "list", "table", "inet", "keel"]
+        return self.runner.run(argv, check=False).returncode == 0
+
+    def stamp(self, name: str) -> str | None:
+        try:
+            return (self.run_dir / "state" / name).read_text().strip()
+        except OSError:
+            return None
+
+    def pid_alive(self, pidfile: str) -> bool:
+        try:
+            pid = int(Path(pidfile).read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return False
+        return Path(f"/proc/{pid}").exists()
+
+
+def _stamp(run_dir: Path, name: str, value: str) -> tuple[tuple[str, str], ...]:
+    return ((str(run_dir / "state" / name), value + "\n"),)
+
+
+# --- components ---------------------------------------------------------------
+def plan_interfaces(model: RouterModel, probe: Probe) -> list[Step]:
+    steps = []
+    links = probe.links()
+    wanted: list[tuple[str, list[str]]] = [(lan.ifname, [lan.address]) for lan in model.lans]
+    wanted += [(w.ifname, [w.address] if (not w.dhcp and w.address) else []) for w in model.wans]
+    for ifname, addrs in wanted:
+        if ifname not in links:
+            steps.append(Step("interfaces", f"{ifname} is missing: nothing to configure on it"))
+            continue
+        cmds: list[tuple[str, ...]] = []
+        if "UP" not in links[ifname].get("flags", []):
+            cmds.append(("ip", "link", "set", ifname, "up"))
+        have = probe.addresses(ifname)
+        for addr in addrs:
+            if str(ipaddress.ip_interface(addr)) not in have:
+                cmds.append(("ip", "addr", "replace", addr, "dev", ifname))
+        if cmds:
+            what = ", ".join(addrs) or "no static address"
+            steps.append(Step("interfaces", f"{ifname} up with {what}", tuple(cmds)))
+    for wan in model.wans:
+        if not wan.dhcp and wan.gateway:
+            steps.append(Step("routes", f"default route via {wan.gateway}",
+                              (("ip", "route", "replace", "default", "via", wan.gateway,
+                                "dev", wan.ifname),)))
+    return steps
+
+
+def plan_dhcp_client(model: RouterModel, probe: Probe) -> list[Step]:
+    steps = []
+    for wan in model.wans:
+        if not wan.dhcp:
+            continue
+        pidfile = f"{probe.run_dir}/udhcpc-{wan.ifname}.pid"
+        if probe.pid_alive(pidfile):
+            continue
+        steps.append(Step("dhcp-client", f"DHCP on {wan.ifname}", ((
+            "udhcpc", "-i", wan.ifname, "-b", "-S", "-x", "hostname:" + model.hostname,
+            "-p", pidfile, "-s", "/usr/share/keel/udhcpc.script"),)))
+    return steps
+
+
+def plan_tunnel(model: RouterModel, probe: Probe, private_key: Callable[[], str]) -> list[Step]:
+    t = model.tunnel
+    if t is None:
+        return []
+    steps = []
+    links = probe.links()
+    if t.ifname not in links:
+        steps.append(Step("wireguard", f"create {t.ifname}",
+                          (("ip", "link", "add", t.ifname, "type", "wireguard"),)))
+        links = {}
+    conf_path = probe.run_dir / f"{t.ifname}.conf"
+    # the stamp holds a digest of the rendered file with a digest of the key in
+    # place of the key: a new key or any other change makes it differ
+    digest = _sha(wireguard.render_syncconf(t, _sha(private_key())))
+    if probe.stamp(f"{t.ifname}.sha") != digest or t.ifname not in links:
+        def write_conf() -> None:
+            conf_path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(conf_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(wireguard.render_syncconf(t, private_key()))
+        steps.append(Step("wireguard", f"{t.ifname}: port {t.listen_port}, "
+                                       f"{len(t.peers)} peer(s)",
+                          (("wg", "syncconf", t.ifname, str(conf_path)),),
+                          stamps=_stamp(probe.run_dir, f"{t.ifname}.sha", digest),
+                          action=write_conf))
+    cmds: list[tuple[str, ...]] = []
+    link = links.get(t.ifname, {})
+    if link.get("mtu") != t.mtu:
+        cmds.append(("ip", "link", "set", t.ifname, "mtu", str(t.mtu)))
+    have = probe.addresses(t.ifname) if link else set()
+    for addr in t.addresses:
+        if str(ipaddress.ip_interface(addr)) not in have:
+            cmds.append(("ip", "addr", "replace", addr, "dev", t.ifname))
+    if "UP" not in link.get("flags", []):
+        cmds.append(("ip", "link", "set", t.ifname, "up"))
+    if cmds:
+        steps.append(Step("wireguard", f"{t.ifname} addresses, MTU {t.mtu}, up", tuple(cmds)))
+    routes = wireguard.route_commands(t)
+    if routes and (cmds or probe.stamp(f"{t.ifname}.routes") != _sha(repr(routes))):
+        steps.append(Step("routes", "routes through the tunnel", tuple(map(tuple, routes)),
+                          stamps=_stamp(probe.run_dir, f"{t.ifname}.routes",
+                                        _sha(repr(routes)))))
+    rules = probe.rules()
+    for rule in wireguard.policy_rules(t):
+        prio, *selector = rule
+        if f"{prio}:\t{' '.join(selector)}" not in rules:
+            steps.append(Step("routes", f"policy rule {prio}",
+                              (("ip", "rule", "add", "priority", prio,
+                                *[s for s in selector if s not in ("from", "all")]),)))
+    return steps
+
+
+def _cake_matches(q: dict | None, rate_kbit: int, diffserv: str) -> bool:
+    if not q or q.get("kind") != "cake":
+        return False
+    opts = q.get("options", {})
+    return opts.get("bandwidth") == rate_kbit * 1000 // 8 and opts.get("diffserv") == diffserv
+
+
+def plan_shaping(model: RouterModel, probe: Probe) -> list[Step]:
+    steps = []
+    for wan in model.wans:
+        steps += _plan_wan_shaping(wan, probe)
+    return steps
+
+
+def _plan_wan_shaping(wan: Wan, probe: Probe) -> list[Step]:
+    steps = []
+    s = wan.shaping
+    links = probe.links()
+    if wan.ifname not in links:
+        return []
+    stamp_egress = _sha(repr(cake.egress_commands(wan)))
+    root = probe.root_qdisc(wan.ifname)
+    if s.upload_kbit > 0:
+        ok = _cake_matches(root, s.upload_kbit, s.diffserv)
+    else:
+        ok = bool(root) and root.get("kind") == "fq_codel"
+    if not ok or probe.stamp(f"cake-{wan.ifname}.sha") != stamp_egress:
+        why = (f"CAKE {s.upload_kbit} kbit/s on {wan.ifname} egress" if s.upload_kbit
+               else f"no egress shaping on {wan.ifname} (fq_codel)")
+        steps.append(Step("shaping", why, tuple(map(tuple, cake.egress_commands(wan))),
+                          stamps=_stamp(probe.run_dir, f"cake-{wan.ifname}.sha", stamp_egress)))
+    ifb = cake.ifb_name(wan.ifname)
+    stamp_ingress = _sha(repr(cake.ingress_commands(wan)))
+    if s.download_kbit > 0:
+        ok = (ifb in links and _cake_matches(probe.root_qdisc(ifb), s.download_kbit, s.diffserv)
+              and probe.has_ingress(wan.ifname)
+              and probe.stamp(f"cake-{ifb}.sha") == stamp_ingress)
+        if not ok:
+            cmds = cake.ingress_commands(wan)
+            if ifb in links:
+                cmds = cmds[1:]  # the IFB exists
+            steps.append(Step("shaping", f"CAKE {s.download_kbit} kbit/s on {wan.ifname} ingress "
+                                         f"via {ifb}", tuple(map(tuple, cmds)),
+                              stamps=_stamp(probe.run_dir, f"cake-{ifb}.sha", stamp_ingress)))
+    elif ifb in links or probe.has_ingress(wan.ifname):
+        cmds = [c for c in cake.ingress_commands(wan)
+                if c[0] != "ip" or ifb in links]
+        if not probe.has_ingress(wan.ifname):
+            cmds = [c for c in cmds if c[0] != "tc"]
+        steps.append(Step("shaping", f"no ingress shaping on {wan.ifname}",
+                          tuple(map(tuple, cmds))))
+    return steps
+
+
+def plan_firewall(model: RouterModel, probe: Probe) -> list[Step]:
+    ruleset = nft.render_ruleset(model)
+    digest = _sha(ruleset)
+    if probe.stamp("nft.sha") == digest and probe.nft_table_present():
+        return []
+    path = probe.run_dir / "ruleset.nft"
+    return [Step("firewall", "load the nftables ruleset (checked with nft -c first)",
+                 (("nft", "-f", str(path)),),
+                 ((str(path), ruleset, 0o644),), _stamp(probe.run_dir, "nft.sha", digest))]
+
+
+def plan_dnsmasq(model: RouterModel, probe: Probe) -> list[Step]:
+    conf = dnsmasq.render_dnsmasq(model)
+    pidfile = str(probe.run_dir / "dnsmasq.pid")
+    running = probe.pid_alive(pidfile)
+    if conf is None:
+        if running:
+            return [Step("dhcp-dns", "no LAN: stop dnsmasq",
+                         (("start-stop-daemon", "-K", "-p", pidfile, "-q"),))]
+        return []
+    digest = _sha(conf)
+    if running and probe.stamp("dnsmasq.sha") == digest:
+        return []
+    path = probe.run_dir / "dnsmasq.conf"
+    cmds: list[tuple[str, ...]] = []
+    if running:
+        cmds.append(("start-stop-daemon", "-K", "-p", pidfile, "-q"))
+    cmds.append(("dnsmasq", f"--conf-file={path}", f"--pid-file={pidfile}"))
+    return [Step("dhcp-dns", f"dnsmasq on {', '.join(lan.ifname for lan in model.lans)}",
+                 tuple(cmds), ((str(path), conf, 0o644),),
+                 _stamp(probe.run_dir, "dnsmasq.sha", digest))]
+
+
+def plan_iperf3(model: RouterModel, probe: Probe) -> list[Step]:
+    t = model.tunnel
+    if t is None or not model.firewall.iperf3_on_tunnel or not t.addresses:
+        return []
+    pidfile = str(probe.run_dir / "iperf3.pid")
+    if probe.pid_alive(pidfile):
+        return []
+    addr = str(ipaddress.ip_interface(t.addresses[0]).ip)
+    return [Step("iperf3", f"iperf3 server on the tunnel address {addr} only",
+                 (("iperf3", "-s", "-D", "-B", addr, "-I", pidfile),))]
+
+
+# --- the whole plan -------------------------------------------------------------
+def plan(model: RouterModel, probe: Probe, private_key: Callable[[], str]) -> list[Step]:
+    return [
+        *plan_interfaces(model, probe),
+        *plan_dhcp_client(model, probe),
+        *plan_tunnel(model, probe, private_key),
+        *plan_shaping(model, probe),
+        *plan_firewall(model, probe),
+        *plan_dnsmasq(model, probe),
+        *plan_iperf3(model, probe),
+    ]
+
+
+def check_ruleset(model: RouterModel, runner: Runner, run_dir: Path = RUN_DIR) -> None:
+    """`nft -c` on the ruleset before anything is applied (raises CommandError)."""
+    path = run_dir / "ruleset.check.nft"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(nft.render_ruleset(model))
+    runner.run(["nft", "-c", "-f", str(path)])
+
+
+def execute(steps: list[Step], runner: Runner, report: Callable[[str], None] = print) -> None:
+    for step in steps:
+        report(f"{step.component}: {step.why}")
+        for path, text, mode in step.files:
+            p = Path(path)
+            p.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+        if step.action is not None:
+            step.action()
+        for cmd in step.commands:
+            runner.run(list(cmd))
+        for path, value in step.stamps:
+            p = Path(path)
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(value)
