@@ -64,6 +64,7 @@ BASE_KEY=$(printf '%s\n' "$SUITE" "${MMOPTS[@]}" | sha256sum | cut -c1-16)
 BASE=$CACHE/debian-$SUITE-$BASE_KEY.tar
 if [ ! -f "$BASE" ]; then
 	step "mmdebstrap $SUITE ($(echo "$PACKAGES" | tr ',' ' ' | wc -w) packages) -> $BASE"
+	# shellcheck disable=SC2016 # "$1" is expanded by mmdebstrap's hook shell
 	mmdebstrap "${MMOPTS[@]}" \
 		--format=tar --skip=download/empty --skip=essential/unlink \
 		--setup-hook='mkdir -p "$1"/var/cache/apt/archives/' \
@@ -130,7 +131,7 @@ step "installing the keel package and its pinned dependencies"
 SITE=$ROOT/usr/lib/python3/dist-packages
 python3 -m pip install --quiet --root-user-action=ignore --no-deps --no-index --no-compile --find-links "$WHEELS" \
 	--target "$SITE" -r "$LOCK" "$WORK"/keel-wheel/*.whl
-rm -rf "$SITE/bin"
+rm -rf "${SITE:?}/bin"
 cat > "$ROOT/usr/bin/keel" <<'PY'
 #!/usr/bin/python3
 import sys

@@ -52,6 +52,7 @@ core_size=$(stat -c %s "$BIN/grub.img")
 put_le64() { # put_le64 FILE OFFSET VALUE
 	local hex
 	hex=$(printf '%016x' "$3")
+	# shellcheck disable=SC2059 # the format is the bytes, built from hex digits
 	printf "\\x${hex:14:2}\\x${hex:12:2}\\x${hex:10:2}\\x${hex:8:2}\\x${hex:6:2}\\x${hex:4:2}\\x${hex:2:2}\\x${hex:0:2}" |
 		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
 }
