@@ -61,7 +61,8 @@ class Probe:
         return json.loads(proc.stdout)
 
     def links(self) -> dict[str, dict]:
-        return {link["ifname"]: link for link in self.json(["ip", "-j", "link", "show"])}
+        return {link["ifname"]: link
+                for link in self.json(["ip", "-j", "-d", "link", "show"])}
 
     def addresses(self, ifname: str) -> set[str]:
         data = self.json(["ip", "-j", "addr", "show", "dev", ifname])
@@ -86,9 +87,10 @@ class Probe:
 
     def stamp(self, name: str) -> str | None:
         try:
-            return (self.run_dir / "state" / name).read_text().strip()
+            value = (self.run_dir / "state" / name).read_text().strip()
         except OSError:
             return None
+        return value or None
 
     def pid_alive(self, pidfile: str) -> bool:
         try:
@@ -116,9 +118,13 @@ def plan_interfaces(model: RouterModel, probe: Probe) -> list[Step]:
         if "UP" not in links[ifname].get("flags", []):
             cmds.append(("ip", "link", "set", ifname, "up"))
         have = probe.addresses(ifname)
+        want = {str(ipaddress.ip_interface(a)) for a in addrs}
         for addr in addrs:
             if str(ipaddress.ip_interface(addr)) not in have:
                 cmds.append(("ip", "addr", "replace", addr, "dev", ifname))
+        if addrs:  # statically addressed: addresses keel did not ask for go
+            for addr in sorted(have - want):
+                cmds.append(("ip", "addr", "del", addr, "dev", ifname))
         if cmds:
             what = ", ".join(addrs) or "no static address"
             steps.append(Step("interfaces", f"{ifname} up with {what}", tuple(cmds)))
@@ -146,10 +152,16 @@ def plan_dhcp_client(model: RouterModel, probe: Probe) -> list[Step]:
 
 def plan_tunnel(model: RouterModel, probe: Probe, private_key: Callable[[], str]) -> list[Step]:
     t = model.tunnel
-    if t is None:
-        return []
-    steps = []
     links = probe.links()
+    if t is None:
+        # a tunnel keel made before, now gone from the config
+        stale = [name for name in links
+                 if links[name].get("linkinfo", {}).get("info_kind") == "wireguard"
+                 and probe.stamp(f"{name}.sha") is not None]
+        return [Step("wireguard", f"remove {name}", (("ip", "link", "del", name),),
+                     stamps=_stamp(probe.run_dir, f"{name}.sha", ""))
+                for name in stale]
+    steps = []
     if t.ifname not in links:
         steps.append(Step("wireguard", f"create {t.ifname}",
                           (("ip", "link", "add", t.ifname, "type", "wireguard"),)))
@@ -174,9 +186,12 @@ def plan_tunnel(model: RouterModel, probe: Probe, private_key: Callable[[], str]
     if link.get("mtu") != t.mtu:
         cmds.append(("ip", "link", "set", t.ifname, "mtu", str(t.mtu)))
     have = probe.addresses(t.ifname) if link else set()
+    want = {str(ipaddress.ip_interface(a)) for a in t.addresses}
     for addr in t.addresses:
         if str(ipaddress.ip_interface(addr)) not in have:
             cmds.append(("ip", "addr", "replace", addr, "dev", t.ifname))
+    for addr in sorted(have - want):
+        cmds.append(("ip", "addr", "del", addr, "dev", t.ifname))
     if "UP" not in link.get("flags", []):
         cmds.append(("ip", "link", "set", t.ifname, "up"))
     if cmds:
@@ -285,9 +300,12 @@ def plan_dnsmasq(model: RouterModel, probe: Probe) -> list[Step]:
 
 def plan_iperf3(model: RouterModel, probe: Probe) -> list[Step]:
     t = model.tunnel
-    if t is None or not model.firewall.iperf3_on_tunnel or not t.addresses:
-        return []
     pidfile = str(probe.run_dir / "iperf3.pid")
+    if t is None or not model.firewall.iperf3_on_tunnel or not t.addresses:
+        if probe.pid_alive(pidfile):
+            return [Step("iperf3", "stop the iperf3 server",
+                         (("start-stop-daemon", "-K", "-p", pidfile, "-q"),))]
+        return []
     if probe.pid_alive(pidfile):
         return []
     addr = str(ipaddress.ip_interface(t.addresses[0]).ip)
