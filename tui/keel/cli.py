@@ -1,20 +1,123 @@
-"""The `keel` command."""
+"""The `keel` command: one entry point for the router's tools.
+
+    keel apply [FILE] [--dry-run] [--confirm SECONDS]   apply the config
+    keel confirm                                         keep what --confirm applied
+    keel rollback [N]                                    re-apply revision N (default: the previous)
+    keel show pubkey|revisions                           what the router is
+    keel doctor [--json]                                 what is really in force
+    keel config check|example ...                        the config file
+    keel tui                                             the console UI
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 from keel import __version__
 
 
+def _apply(args: argparse.Namespace) -> int:
+    from keel.apply.command import cmd_apply
+
+    return cmd_apply(args.file, dry_run=args.dry_run, confirm=args.confirm, boot=args.boot)
+
+
+def _confirm(args: argparse.Namespace) -> int:
+    from keel.apply.command import cmd_confirm
+
+    return cmd_confirm()
+
+
+def _confirm_watch(args: argparse.Namespace) -> int:
+    from keel.apply.command import cmd_confirm_watch
+
+    return cmd_confirm_watch()
+
+
+def _rollback(args: argparse.Namespace) -> int:
+    from keel.apply.command import cmd_rollback
+
+    return cmd_rollback(args.revision)
+
+
+def _show(args: argparse.Namespace) -> int:
+    if args.what == "pubkey":
+        from keel.system.commands import CommandError
+        from keel.wireguard import keys
+
+        try:
+            print(keys.public_key())
+        except (OSError, CommandError, keys.KeyFileError) as err:
+            print(f"keel show pubkey: {err}", file=sys.stderr)
+            return 1
+        return 0
+    from keel.state.revisions import RevisionStore
+
+    store = RevisionStore()
+    current = store.current()
+    for rev in store.list():
+        mark = "*" if current and rev.number == current.number else " "
+        print(f"{mark} {rev.number:4d}  {rev.note}")
+    return 0
+
+
+def _positive_seconds(text: str) -> int:
+    value = int(text)
+    if not 10 <= value <= 3600:
+        raise argparse.ArgumentTypeError("confirm time must be 10..3600 seconds")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="keel", description="keel router appliance")
+    parser = argparse.ArgumentParser(prog="keel", description="keel router appliance",
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__.split("\n\n", 1)[1])
     parser.add_argument("--version", action="version", version=f"keel {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("apply", help="validate, check and apply the config")
+    p.add_argument("file", nargs="?", type=Path,
+                   help="config file (default: /data/keel/keel.toml, else /etc/keel/keel.toml)")
+    p.add_argument("--dry-run", action="store_true", help="print what would change")
+    p.add_argument("--confirm", type=_positive_seconds, metavar="SECONDS",
+                   help="roll back unless `keel confirm` follows in time")
+    p.add_argument("--boot", action="store_true", help=argparse.SUPPRESS)
+    p.set_defaults(func=_apply)
+
+    sub.add_parser("confirm", help="keep what `apply --confirm` applied").set_defaults(
+        func=_confirm)
+    sub.add_parser("confirm-watch").set_defaults(func=_confirm_watch)
+
+    p = sub.add_parser("rollback", help="re-apply an earlier revision")
+    p.add_argument("revision", nargs="?", type=int)
+    p.set_defaults(func=_rollback)
+
+    p = sub.add_parser("show", help="the public key, the config revisions")
+    p.add_argument("what", choices=["pubkey", "revisions"])
+    p.set_defaults(func=_show)
+
+    for module, adder in (("keel.config.cli", "add_config_commands"),
+                          ("keel.doctor.cli", "add_doctor_command"),
+                          ("keel.selftest.cli", "add_selftest_commands"),
+                          ("keel.ui.cli", "add_tui_command")):
+        try:
+            mod = __import__(module, fromlist=[adder])
+        except ImportError:
+            continue
+        getattr(mod, adder)(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    parser.parse_args(argv)
-    parser.print_help()
-    return 0
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
