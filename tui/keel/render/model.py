@@ -70,9 +70,18 @@ class Firewall:
 
 
 @dataclass(frozen=True)
+class Tuning:
+    governor: str = "performance"
+    hold_latency: bool = True  # hold a PM QoS request (keeps deep C-states off)
+    max_latency_us: int = 3  # the request: C1's exit latency on most x86
+    rps: bool = True  # spread single-queue NICs over all CPUs
+
+
+@dataclass(frozen=True)
 class RouterModel:
     wans: tuple[Wan, ...]
     lans: tuple[Lan, ...] = ()
     tunnel: Tunnel | None = None
     firewall: Firewall = field(default_factory=Firewall)
+    tuning: Tuning = field(default_factory=Tuning)
     hostname: str = "keel"

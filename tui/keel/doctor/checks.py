@@ -1,0 +1,165 @@
+"""Doctor checks: pure functions from what was read to verdicts."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from keel.parse.procstat import CpuShare
+from keel.parse.tcqdisc import Qdisc, root_cake
+from keel.parse.wgdump import WgInterface
+from keel.render.cake import ifb_name
+from keel.render.model import RouterModel
+from keel.tuning.cpu import CpuTuning
+
+OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
+STEAL_WARN = 0.10
+HANDSHAKE_STALE_S = 180  # WireGuard re-handshakes every 2 minutes while in use
+
+
+@dataclass(frozen=True)
+class Check:
+    area: str
+    name: str
+    status: str
+    detail: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check_kernel(features: dict[str, bool]) -> list[Check]:
+    """features: kernel feature name -> present (built in or loadable)."""
+    return [Check("kernel", name, OK if present else FAIL,
+                  "present" if present else "missing from this kernel")
+            for name, present in sorted(features.items())]
+
+
+def check_tuning(tuning: CpuTuning, governor: str = "performance",
+                 max_latency_us: int | None = None) -> list[Check]:
+    checks = []
+    if not tuning.has_cpufreq:
+        checks.append(Check("tuning", "governor", INFO,
+                            "no cpufreq: the CPU clock is managed by the hypervisor or firmware"))
+    else:
+        wrong = {cpu: f.governor for cpu, f in tuning.freq.items() if f.governor != governor}
+        mhz = {cpu: (f.cur_khz // 1000, f.max_khz // 1000) for cpu, f in tuning.freq.items()}
+        slow = [cpu for cpu, (cur, top) in mhz.items() if top and cur < 0.8 * top]
+        detail = ", ".join(f"cpu{c} {cur}/{top} MHz" for c, (cur, top) in sorted(mhz.items()))
+        if wrong:
+            checks.append(Check("tuning", "governor", FAIL,
+                                f"{governor} asked; in force: "
+                                + ", ".join(f"cpu{c} {g}" for c, g in sorted(wrong.items())),
+                                {"governors": {str(c): f.governor
+                                               for c, f in tuning.freq.items()}}))
+        else:
+            checks.append(Check("tuning", "governor", OK, f"{governor} on every CPU"))
+        checks.append(Check("tuning", "clock", WARN if slow else OK,
+                            ("below 80 % of max: " if slow else "") + detail,
+                            {"mhz": {str(c): {"cur": cur, "max": top}
+                                     for c, (cur, top) in mhz.items()}}))
+    if not tuning.has_cpuidle:
+        checks.append(Check("tuning", "idle states", INFO,
+                            "no cpuidle driver: idle states are managed by the hypervisor"))
+    else:
+        allowed = tuning.states_allowed()
+        deepest = max((s.latency_us for s in allowed), default=0)
+        names = sorted({f"{s.name} ({s.latency_us} us)" for s in allowed})
+        bad = max_latency_us is not None and deepest > max_latency_us
+        checks.append(Check("tuning", "idle states", FAIL if bad else OK,
+                            "allowed: " + ", ".join(names),
+                            {"deepest_exit_latency_us": deepest}))
+    limit = tuning.pm_qos_us
+    if max_latency_us is not None:
+        held = limit is not None and limit <= max_latency_us
+        checks.append(Check("tuning", "pm qos", OK if held else FAIL,
+                            f"cpu_dma_latency {limit} us (asked <= {max_latency_us} us)",
+                            {"pm_qos_us": limit}))
+    else:
+        checks.append(Check("tuning", "pm qos", INFO, f"cpu_dma_latency {limit} us",
+                            {"pm_qos_us": limit}))
+    return checks
+
+
+def check_steal(share: dict[str, CpuShare], seconds: float) -> Check:
+    total = share.get("cpu")
+    if total is None:
+        return Check("cpu", "steal", INFO, "no CPU time read")
+    per_cpu = {name: round(s.steal * 100, 1) for name, s in share.items() if name != "cpu"}
+    pct = total.steal * 100
+    status = WARN if total.steal > STEAL_WARN else OK
+    detail = f"{pct:.1f} % over the last {seconds:.0f} s"
+    if status == WARN:
+        detail += ": the host is taking CPU time from this VM (burstable VPS out of credits?)"
+    return Check("cpu", "steal", status, detail, {"percent": round(pct, 1), "per_cpu": per_cpu})
+
+
+def check_shaping(model: RouterModel, qdiscs: list[Qdisc]) -> list[Check]:
+    checks = []
+    for wan in model.wans:
+        for direction, dev, rate in (("egress", wan.ifname, wan.shaping.upload_kbit),
+                                     ("ingress", ifb_name(wan.ifname),
+                                      wan.shaping.download_kbit)):
+            if rate <= 0:
+                continue
+            q = root_cake(qdiscs, dev)
+            want_bps = rate * 1000
+            if q is None:
+                checks.append(Check("cake", f"{wan.ifname} {direction}", FAIL,
+                                    f"no CAKE on {dev} ({rate} kbit/s asked)"))
+            elif q.bandwidth_bps != want_bps:
+                checks.append(Check("cake", f"{wan.ifname} {direction}", FAIL,
+                                    f"CAKE on {dev} at {q.bandwidth_bps} bit/s, "
+                                    f"{want_bps} asked"))
+            else:
+                checks.append(Check("cake", f"{wan.ifname} {direction}", OK,
+                                    f"CAKE on {dev} at {rate} kbit/s, {q.packets} packets, "
+                                    f"{q.drops} drops",
+                                    {"dev": dev, "bandwidth_bps": q.bandwidth_bps,
+                                     "packets": q.packets, "drops": q.drops}))
+    return checks
+
+
+def check_tunnel(model: RouterModel, interfaces: dict[str, WgInterface], now: float) -> list[Check]:
+    t = model.tunnel
+    if t is None:
+        return []
+    wg = interfaces.get(t.ifname)
+    if wg is None:
+        return [Check("wireguard", t.ifname, FAIL, "interface missing")]
+    checks = [Check("wireguard", t.ifname, OK,
+                    f"port {wg.listen_port}, {len(wg.peers)} peer(s)")]
+    for peer in wg.peers:
+        age = peer.handshake_age(now)
+        name = f"peer {peer.public_key[:8]}..."
+        if age is None:
+            status, detail = WARN, "no handshake yet"
+        elif age > HANDSHAKE_STALE_S:
+            status, detail = WARN, f"last handshake {age:.0f} s ago"
+        else:
+            status, detail = OK, f"last handshake {age:.0f} s ago"
+        checks.append(Check("wireguard", name, status, detail,
+                            {"endpoint": peer.endpoint, "handshake_age_s": age}))
+    return checks
+
+
+def check_mtu(model: RouterModel, mtus: dict[str, int]) -> list[Check]:
+    checks = []
+    for wan in model.wans:
+        if wan.ifname in mtus:
+            checks.append(Check("mtu", wan.ifname, OK, f"{mtus[wan.ifname]}"))
+    t = model.tunnel
+    if t is not None and t.ifname in mtus:
+        have = mtus[t.ifname]
+        wan_mtu = min((mtus[w.ifname] for w in model.wans if w.ifname in mtus), default=1500)
+        fits = have + 80 <= wan_mtu
+        status = OK if have == t.mtu and fits else WARN
+        detail = f"{have} (asked {t.mtu}; WAN {wan_mtu} leaves room for {wan_mtu - 80})"
+        checks.append(Check("mtu", t.ifname, status, detail,
+                            {"mtu": have, "asked": t.mtu, "wan_mtu": wan_mtu}))
+    return checks
+
+
+def exit_status(checks: list[Check]) -> int:
+    return 1 if any(c.status == FAIL for c in checks) else 0

@@ -1,0 +1,62 @@
+"""`keel doctor [--json]`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from keel.doctor import checks, collect
+from keel.render.model import Tuning
+from keel.system.commands import Runner
+
+SYMBOL = {checks.OK: "ok  ", checks.INFO: "info", checks.WARN: "WARN", checks.FAIL: "FAIL"}
+
+
+def run_doctor(as_json: bool, seconds: float) -> int:
+    from keel.apply.command import InvalidConfig, config_in_force, load_model
+
+    runner = Runner()
+    found: list[checks.Check] = []
+    model = None
+    source = config_in_force()
+    try:
+        model = load_model(source.read_text(), str(source))
+    except (InvalidConfig, OSError) as err:
+        found.append(checks.Check("config", str(source), checks.FAIL, str(err)))
+    found += checks.check_kernel(collect.kernel_module_presence())
+    asked = model.tuning if model is not None else Tuning()
+    found += checks.check_tuning(collect.tuning(), asked.governor,
+                                 asked.max_latency_us if asked.hold_latency else None)
+    found.append(checks.check_steal(collect.steal_over(seconds), seconds))
+    if model is not None:
+        found += checks.check_shaping(model, collect.qdiscs(runner))
+        found += checks.check_tunnel(model, collect.wireguard(runner), time.time())
+        found += checks.check_mtu(model, collect.mtus(runner))
+    status = checks.exit_status(found)
+    if as_json:
+        print(json.dumps({"status": "fail" if status else "ok",
+                          "checks": [c.as_dict() for c in found]}, indent=1))
+    else:
+        area = ""
+        for c in found:
+            if c.area != area:
+                area = c.area
+                print(f"{area}:")
+            print(f"  [{SYMBOL[c.status]}] {c.name}: {c.detail}")
+        print("all that the config asks for is in force" if status == 0
+              else "something the config asks for is NOT in force")
+    return status
+
+
+def add_doctor_command(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("doctor", help="check what is really in force")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--seconds", type=float, default=2.0,
+                   help="how long to watch CPU steal time (default 2)")
+    p.set_defaults(func=lambda args: run_doctor(args.json, args.seconds))
+
+
+if __name__ == "__main__":
+    sys.exit(run_doctor("--json" in sys.argv, 2.0))
