@@ -12,11 +12,13 @@ import hashlib
 import ipaddress
 import json
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from keel.render import cake, dnsmasq, nft, wireguard
+from keel.tuning import cpu as cpu_tuning
 from keel.render.model import RouterModel, Wan
 from keel.system.commands import Runner
 
@@ -53,6 +55,7 @@ class Probe:
     def __init__(self, runner: Runner, run_dir: Path = RUN_DIR) -> None:
         self.runner = runner
         self.run_dir = run_dir
+        self.notes: list[str] = []  # what actions reported while they ran
 
     def json(self, argv: list[str]):
         proc = self.runner.run(argv, check=False)
@@ -313,6 +316,47 @@ def plan_iperf3(model: RouterModel, probe: Probe) -> list[Step]:
                  (("iperf3", "-s", "-D", "-B", addr, "-I", pidfile),))]
 
 
+def plan_tuning(model: RouterModel, probe: Probe) -> list[Step]:
+    want = model.tuning
+    steps = []
+    state = cpu_tuning.read_tuning()
+    if state.has_cpufreq and any(f.governor != want.governor for f in state.freq.values()):
+        steps.append(Step("tuning", f"governor {want.governor} on every CPU",
+                          action=lambda: probe.notes.extend(
+                              cpu_tuning.set_governor(want.governor))))
+    pidfile = str(probe.run_dir / "pmqos.pid")
+    holding = probe.pid_alive(pidfile)
+    if want.hold_latency and cpu_tuning.PM_QOS_DEVICE.exists() and (
+            not holding or probe.stamp("pmqos") != str(want.max_latency_us)):
+        cmds: list[tuple[str, ...]] = []
+        if holding:
+            cmds.append(("start-stop-daemon", "-K", "-p", pidfile, "-q"))
+        cmds.append(("start-stop-daemon", "-S", "-b", "-m", "-p", pidfile, "-x", sys.executable,
+                     "--", "-m", "keel.tuning.hold", str(want.max_latency_us)))
+        steps.append(Step("tuning", f"hold CPU wake-up latency <= {want.max_latency_us} us "
+                                    "(deep C-states off)", tuple(cmds),
+                          stamps=_stamp(probe.run_dir, "pmqos", str(want.max_latency_us))))
+    elif not want.hold_latency and holding:
+        steps.append(Step("tuning", "release the CPU latency request",
+                          (("start-stop-daemon", "-K", "-p", pidfile, "-q"),)))
+    ncpus = os.cpu_count() or 1
+    if want.rps and ncpus > 1:
+        mask = cpu_tuning.cpu_mask(ncpus)
+        for ifname in [w.ifname for w in model.wans] + [lan.ifname for lan in model.lans]:
+            rx = sorted((cpu_tuning.NET_ROOT / ifname / "queues").glob("rx-*"))
+            if len(rx) != 1:
+                continue
+            try:
+                have = int((rx[0] / "rps_cpus").read_text().strip().replace(",", ""), 16)
+            except (OSError, ValueError):
+                continue
+            if have != int(mask, 16):
+                steps.append(Step("tuning", f"RPS/XPS on {ifname} over CPUs {mask}",
+                                  action=lambda i=ifname: probe.notes.extend(
+                                      cpu_tuning.set_rps_xps(i, ncpus))))
+    return steps
+
+
 # --- the whole plan -------------------------------------------------------------
 def plan(model: RouterModel, probe: Probe, private_key: Callable[[], str]) -> list[Step]:
     return [
@@ -323,6 +367,7 @@ def plan(model: RouterModel, probe: Probe, private_key: Callable[[], str]) -> li
         *plan_firewall(model, probe),
         *plan_dnsmasq(model, probe),
         *plan_iperf3(model, probe),
+        *plan_tuning(model, probe),
     ]
 
 
