@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from keel.render import cake, dnsmasq, nft, wireguard
-from keel.tuning import cpu as cpu_tuning
 from keel.render.model import RouterModel, Wan
 from keel.system.commands import Runner
+from keel.tuning import cpu as cpu_tuning
 
 RUN_DIR = Path("/run/keel")
 
