@@ -1,0 +1,125 @@
+"""Where must CAKE sit so that a ping through the WireGuard tunnel stays fast
+while a bulk upload runs through the same tunnel?
+
+    python -m bench.cake_placement [--seconds 12]
+
+Lab: edge -> isp (bloated FIFO, Bottleneck()) -> hub, a WireGuard tunnel edge
+<-> hub, iperf3 -P 4 upload through the tunnel, ping through the tunnel and
+to the hub's WAN address outside it. Scenarios, side by side in one run:
+  none       no shaping on the edge
+  wan        CAKE on the edge's WAN egress (sees one UDP flow: the tunnel)
+  tunnel     CAKE on wg0 egress (sees the flows inside the tunnel)
+Prints p50/p95 RTT and goodput per scenario; writes bench/results/cake_placement.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+from keel.parse import iperf3, ping
+from keel.selftest.grading import latency_stats
+from tests.lab import topology as topo
+from tests.lab.guest import Guest
+from tests.lab.lab import Lab
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def wg_up(edge: Guest, hub: Guest) -> None:
+    for g, addr in ((edge, topo.EDGE_TUNNEL), (hub, topo.HUB_TUNNEL)):
+        g.check("umask 077 && wg genkey > /run/wg.key && wg pubkey < /run/wg.key > /run/wg.pub")
+        g.check(f"ip link add wg0 type wireguard && ip addr add {addr}/24 dev wg0 && "
+                "ip link set wg0 mtu 1420 && wg set wg0 listen-port 51820 "
+                "private-key /run/wg.key && ip link set wg0 up")
+    pe, ph = edge.check("cat /run/wg.pub"), hub.check("cat /run/wg.pub")
+    edge.check(f"wg set wg0 peer {ph} endpoint {topo.HUB_WAN}:51820 "
+               f"allowed-ips {topo.HUB_TUNNEL}/32 persistent-keepalive 25")
+    hub.check(f"wg set wg0 peer {pe} allowed-ips {topo.EDGE_TUNNEL}/32")
+
+
+def run_load(edge: Guest, seconds: int) -> dict:
+    edge.check("rm -f /run/p-in /run/p-out /run/up.json")
+    edge.check(f"(ping -D -O -n -i 0.2 -c {seconds * 5} {topo.HUB_TUNNEL} > /run/p-in &); "
+               f"(ping -D -O -n -i 0.2 -c {seconds * 5} {topo.HUB_WAN} > /run/p-out &); "
+               "sleep 1")
+    edge.check(f"iperf3 -c {topo.HUB_TUNNEL} -P 4 -t {seconds - 2} --json > /run/up.json",
+               timeout=seconds * 3)
+    edge.check("sleep 2")
+    inside = ping.final_samples(ping.parse_ping(edge.check("cat /run/p-in")))
+    outside = ping.final_samples(ping.parse_ping(edge.check("cat /run/p-out")))
+    result = iperf3.parse_json(edge.check("cat /run/up.json"))
+    skip = 10  # the first 2 s: before the load builds up
+    s_in = latency_stats([s.rtt_ms for s in inside[skip:]])
+    s_out = latency_stats([s.rtt_ms for s in outside[skip:]])
+    return {"goodput_mbit": round(result.received_bps / 1e6, 2),
+            "tunnel_p50_ms": round(s_in.p50_ms, 1), "tunnel_p95_ms": round(s_in.p95_ms, 1),
+            "outside_p50_ms": round(s_out.p50_ms, 1), "outside_p95_ms": round(s_out.p95_ms, 1),
+            "lost": s_in.lost}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=int, default=12)
+    args = parser.parse_args()
+    shape = topo.Bottleneck()
+    rate = shape.up_kbit * 90 // 100
+    results: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="keel-bench-") as tmp:
+        lab = Lab(Path(tmp))
+        try:
+            rl = topo.build(lab, isp=True)
+            lab.start()
+            edge, hub, isp = rl.edge, rl.hub, rl.isp
+            assert isp is not None
+            topo.setup_isp(isp, shape)
+            wan = edge.ifname("up")
+            edge.check(f"ip addr add {topo.EDGE_WAN_VIA_ISP}/24 dev {wan} && "
+                       f"ip link set {wan} up && ip route add default via {topo.ISP_UP}")
+            hwan = hub.ifname("core")
+            hub.check(f"ip addr add {topo.HUB_WAN}/24 dev {hwan} && ip link set {hwan} up && "
+                      f"ip route add default via {topo.ISP_CORE}")
+            wg_up(edge, hub)
+            hub.check(f"iperf3 -s -D -B {topo.HUB_TUNNEL}")
+            # the first handshake takes seconds under emulation: wait for it
+            edge.check(f"ping -n -c 1 -w 30 {topo.HUB_TUNNEL}", 60)
+            idle = ping.final_samples(ping.parse_ping(
+                edge.check(f"ping -D -O -n -i 0.2 -c 15 {topo.HUB_TUNNEL}", 60)))
+            results["idle"] = {"tunnel_p50_ms": round(
+                latency_stats([s.rtt_ms for s in idle]).p50_ms, 1)}
+            print(f"idle: {results['idle']}", flush=True)
+            scenarios = {
+                "none": [],
+                "wan": [f"tc qdisc replace dev {wan} root cake bandwidth {rate}kbit "
+                        "besteffort nat"],
+                # inside the tunnel each packet carries WireGuard's 80 bytes
+                # less: shape at rate * 1420/1500
+                "tunnel": [f"tc qdisc replace dev wg0 root cake bandwidth "
+                           f"{rate * 1420 // 1500}kbit besteffort overhead 80"],
+            }
+            for name, setup in scenarios.items():
+                edge.check(f"tc qdisc del dev {wan} root 2>/dev/null; "
+                           "tc qdisc del dev wg0 root 2>/dev/null; true")
+                for cmd in setup:
+                    edge.check(cmd)
+                results[name] = run_load(edge, args.seconds)
+                print(f"{name}: {results[name]}", flush=True)
+        finally:
+            lab.close()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "cake_placement.json").write_text(json.dumps(
+        {"bottleneck": shape.__dict__, "cake_rate_kbit": rate, "results": results}, indent=1))
+    print(f"{'where':8} {'goodput':>9} {'tunnel p50':>11} {'tunnel p95':>11} "
+          f"{'outside p95':>12}")
+    for name in ("none", "wan", "tunnel"):
+        r = results[name]
+        print(f"{name:8} {r['goodput_mbit']:>7} M {r['tunnel_p50_ms']:>8} ms "
+              f"{r['tunnel_p95_ms']:>8} ms {r['outside_p95_ms']:>9} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

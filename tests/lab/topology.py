@@ -1,0 +1,92 @@
+"""The lab of DESIGN.md: `lan` client -> `edge` (keel) -> `isp` (a bottleneck
+with a bloated FIFO) -> `hub` (keel, the VPS end). Without the isp, the WAN
+link joins edge and hub directly.
+
+Addresses (documentation ranges, only ever on the lab's own links):
+  lan link   192.168.77.0/24   edge .1, the client by DHCP from the edge
+  up link    198.51.100.0/24   edge .2, isp .1        (edge <-> isp)
+  core link  203.0.113.0/24    isp .1, hub .2         (isp <-> hub; or edge .1 without isp)
+  tunnel     10.77.0.0/24      hub .1, edge .2
+  behind hub 172.31.77.1/32    on the hub's loopback: "the internet"
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tests.lab.guest import Guest
+from tests.lab.lab import Lab
+
+HUB_WAN = "203.0.113.2"
+ISP_UP = "198.51.100.1"
+ISP_CORE = "203.0.113.1"
+EDGE_WAN_VIA_ISP = "198.51.100.2"
+EDGE_WAN_DIRECT = "203.0.113.1"
+HUB_TUNNEL = "10.77.0.1"
+EDGE_TUNNEL = "10.77.0.2"
+BEHIND_HUB = "172.31.77.1"
+LAN_EDGE = "192.168.77.1"
+
+
+@dataclass(frozen=True)
+class Bottleneck:
+    """What the isp does to traffic: a cheap modem's line."""
+
+    down_kbit: int = 12_000
+    up_kbit: int = 4_000
+    delay_ms: int = 10  # each way
+    buffer_ms: int = 500  # the bloated FIFO, at the line rate
+
+    def fifo_packets(self, rate_kbit: int) -> int:
+        return max(10, rate_kbit * 1000 * self.buffer_ms // 1000 // (1514 * 8))
+
+
+@dataclass
+class RouterLab:
+    lab: Lab
+    edge: Guest
+    hub: Guest
+    lan: Guest | None = None
+    isp: Guest | None = None
+
+    @property
+    def edge_wan_address(self) -> str:
+        return EDGE_WAN_VIA_ISP if self.isp else EDGE_WAN_DIRECT
+
+
+def build(lab: Lab, *, lan: bool = False, isp: bool = False) -> RouterLab:
+    """Define the guests and links (call lab.start() afterwards)."""
+    edge = lab.guest("edge")
+    hub = lab.guest("hub")
+    client = lab.guest("lan", smp=1, memory=384) if lan else None
+    middle = lab.guest("isp", smp=1, memory=384) if isp else None
+    # the edge's WAN is its first NIC (eth0 in the shipped default), LAN its second
+    if middle:
+        lab.link("up", edge, middle)
+        lab.link("core", middle, hub)
+    else:
+        lab.link("core", edge, hub)
+    if client:
+        lab.link("lan", edge, client)
+    return RouterLab(lab, edge, hub, client, middle)
+
+
+def setup_isp(isp: Guest, shape: Bottleneck | None = Bottleneck()) -> None:
+    """Route between the two links; shape each direction with a bloated FIFO."""
+    up, core = isp.ifname("up"), isp.ifname("core")
+    isp.check(f"ip addr add {ISP_UP}/24 dev {up} && ip link set {up} up && "
+              f"ip addr add {ISP_CORE}/24 dev {core} && ip link set {core} up && "
+              "sysctl -qw net.ipv4.ip_forward=1")
+    if shape is None:
+        return
+    set_bottleneck(isp, shape)
+
+
+def set_bottleneck(isp: Guest, shape: Bottleneck) -> None:
+    up, core = isp.ifname("up"), isp.ifname("core")
+    # towards the edge: the download; towards the hub: the upload
+    for dev, rate in ((up, shape.down_kbit), (core, shape.up_kbit)):
+        isp.check(f"tc qdisc replace dev {dev} root handle 1: tbf rate {rate}kbit "
+                  f"burst 16k latency {shape.buffer_ms + 100}ms && "
+                  f"tc qdisc replace dev {dev} parent 1:1 handle 10: netem "
+                  f"delay {shape.delay_ms}ms limit {shape.fifo_packets(rate)}")
