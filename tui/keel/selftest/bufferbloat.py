@@ -1,0 +1,174 @@
+"""The bufferbloat self-test: latency at idle, then under download, upload and
+bidirectional load through the tunnel, probed at 5 Hz through the tunnel and
+to the peer's public address outside it.
+
+The increase of a phase is its median RTT minus the idle median (p95 too);
+the grade averages the download and upload increases (DSLReports' method).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+
+from keel.parse import iperf3
+from keel.selftest.events import Progress, Report, Sample, SelfTestError, ignore
+from keel.selftest.grading import LatencyStats, grade, latency_stats, rpm, rpm_label
+from keel.selftest.peer import Peer
+from keel.selftest.procs import PingProbe, Processes
+
+LOADS = (("download", ["-R"]), ("upload", []), ("bidirectional", ["--bidir"]))
+RAMP_S = 1.0  # the first second of a load phase is the load building up
+
+
+@dataclass(frozen=True)
+class PhaseResult:
+    name: str
+    tunnel: LatencyStats
+    outside: LatencyStats | None
+    increase_p50_ms: float | None  # over idle; None for the idle phase
+    increase_p95_ms: float | None
+    grade: str | None
+    down_mbit: float | None
+    up_mbit: float | None
+
+
+@dataclass(frozen=True)
+class BufferbloatResult:
+    phases: tuple[PhaseResult, ...]
+    increase_ms: float
+    grade: str
+    rpm: float
+    cake_bypassed: bool
+
+    def phase(self, name: str) -> PhaseResult:
+        for p in self.phases:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    @property
+    def rpm_label(self) -> str:
+        return rpm_label(self.rpm)
+
+    def as_dict(self) -> dict:
+        return asdict(self) | {"rpm_label": self.rpm_label}
+
+
+def _wait_for_tunnel(probe: PingProbe, seconds: float) -> None:
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if any(not s.lost for s in probe.samples):
+            return
+        time.sleep(0.2)
+    raise SelfTestError(f"no reply from {probe.addr} through the tunnel in {seconds:.0f} s: "
+                        "is the tunnel up? (keel doctor)")
+
+
+def _sleep_with_progress(seconds: float, report: Report, phase: str, done: float,
+                         share: float) -> None:
+    end = time.time() + seconds
+    while (left := end - time.time()) > 0:
+        report(Progress("bufferbloat", phase, done + share * (1 - left / seconds),
+                        f"{phase}: {left:.0f} s left"))
+        time.sleep(min(1.0, left))
+
+
+def _run_load(procs: Processes, peer: Peer, args: list[str], seconds: int, streams: int,
+              report: Report, phase: str, done: float, share: float) -> iperf3.Iperf3Result:
+    proc = procs.start(["iperf3", "-c", peer.tunnel_ip, "-P", str(streams), "-t", str(seconds),
+                        "--json", *args])
+    start = time.time()
+    while proc.poll() is None:
+        elapsed = time.time() - start
+        if elapsed > seconds + 20:
+            procs.stop(proc)
+            raise SelfTestError(f"iperf3 to {peer.tunnel_ip} did not finish")
+        report(Progress("bufferbloat", phase, done + share * min(1.0, elapsed / seconds),
+                        f"{phase}: {max(0, seconds - elapsed):.0f} s left"))
+        time.sleep(0.5)
+    out = proc.stdout.read() if proc.stdout else ""
+    try:
+        return iperf3.parse_json(out)
+    except iperf3.Iperf3Error as err:
+        raise SelfTestError(f"iperf3 against {peer.tunnel_ip}: {err} "
+                            "(does the peer run an iperf3 server on its tunnel address?)") from None
+    except ValueError:
+        raise SelfTestError(f"iperf3 against {peer.tunnel_ip} gave no result") from None
+
+
+def run_bufferbloat(peer: Peer, *, idle_s: int = 5, load_s: int = 10, streams: int = 4,
+                    interval: float = 0.2, report: Report = ignore,
+                    cake_bypassed: bool = False) -> BufferbloatResult:
+    if idle_s < 5 or load_s < 10:
+        raise SelfTestError("the idle phase needs at least 5 s and each load at least 10 s")
+    if interval > 0.2:
+        raise SelfTestError("latency must be probed at 5 Hz or faster (interval <= 0.2 s)")
+    phase_now = ["idle"]
+    total = idle_s + 3 * (load_s + 1)
+
+    def on_sample(target: str):
+        return lambda _addr, s: report(Sample(target, phase_now[0], s))
+
+    windows: dict[str, tuple[float, float]] = {}
+    loads: dict[str, iperf3.Iperf3Result] = {}
+    with Processes() as procs:
+        inside = PingProbe(procs, peer.tunnel_ip, interval, on_sample("tunnel"))
+        outside = (PingProbe(procs, peer.public_ip, interval, on_sample("outside"))
+                   if peer.public_ip else None)
+        report(Progress("bufferbloat", "idle", 0.0, f"waiting for {peer.tunnel_ip}"))
+        _wait_for_tunnel(inside, 15)
+        start = time.time()
+        _sleep_with_progress(idle_s, report, "idle", 0.0, idle_s / total)
+        windows["idle"] = (start, time.time())
+        done = idle_s / total
+        for name, args in LOADS:
+            phase_now[0] = name
+            start = time.time()
+            loads[name] = _run_load(procs, peer, args, load_s, streams, report, name, done,
+                                    (load_s + 1) / total)
+            windows[name] = (start + RAMP_S, time.time())
+            done += (load_s + 1) / total
+            time.sleep(1.0)  # let the queues drain between phases
+        report(Progress("bufferbloat", "done", 1.0, "done"))
+        time.sleep(0.3)
+        samples_in = {n: inside.between(*w) for n, w in windows.items()}
+        samples_out = {n: outside.between(*w) for n, w in windows.items()} if outside else {}
+    return summarize(samples_in, samples_out, loads, cake_bypassed)
+
+
+def summarize(samples_in, samples_out, loads, cake_bypassed: bool) -> BufferbloatResult:
+    idle = latency_stats([s.rtt_ms for s in samples_in["idle"]])
+    if math.isnan(idle.p50_ms):
+        raise SelfTestError("no latency sample came back at idle")
+    phases = []
+    for name in ("idle", "download", "upload", "bidirectional"):
+        tunnel = latency_stats([s.rtt_ms for s in samples_in.get(name, [])])
+        out = samples_out.get(name)
+        outside = latency_stats([s.rtt_ms for s in out]) if out is not None else None
+        result = loads.get(name)
+        down = up = None
+        if result is not None:
+            if name == "download":
+                down = result.received_bps / 1e6
+            elif name == "upload":
+                up = result.received_bps / 1e6
+            else:
+                up = result.received_bps / 1e6
+                down = (result.bidir_reverse_bps or 0.0) / 1e6
+        if name == "idle":
+            phases.append(PhaseResult(name, tunnel, outside, None, None, None, None, None))
+            continue
+        inc50 = max(0.0, tunnel.p50_ms - idle.p50_ms)
+        inc95 = max(0.0, tunnel.p95_ms - idle.p50_ms)
+        if math.isnan(inc50):
+            inc50 = inc95 = float("inf")  # every probe lost under load
+        phases.append(PhaseResult(name, tunnel, outside, inc50, inc95, grade(inc50), down, up))
+    by = {p.name: p for p in phases}
+    increase = (by["download"].increase_p50_ms + by["upload"].increase_p50_ms) / 2
+    loaded = [p.tunnel.p50_ms for p in phases[1:] if not math.isnan(p.tunnel.p50_ms)]
+    loaded_rtt = sum(loaded) / len(loaded) if loaded else float("inf")
+    return BufferbloatResult(tuple(phases), increase, grade(increase),
+                             rpm(loaded_rtt) if loaded_rtt != float("inf") else 0.0,
+                             cake_bypassed)

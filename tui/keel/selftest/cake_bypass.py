@@ -1,0 +1,41 @@
+"""Bypassing CAKE for an A/B comparison, and putting it back whatever happens."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from keel.system.commands import Runner
+
+
+def cake_roots(runner: Runner) -> list[str]:
+    """Devices with CAKE at their root."""
+    proc = runner.run(["tc", "-j", "qdisc", "show"], check=False)
+    return [q["dev"] for q in json.loads(proc.stdout or "[]")
+            if q.get("kind") == "cake" and q.get("root")]
+
+
+def restore_shaping(runner: Runner) -> list[str]:
+    """Re-apply the shaping of the config in force (only what is missing)."""
+    from keel.apply import engine
+    from keel.apply.command import config_in_force, load_model
+
+    source = config_in_force()
+    model = load_model(source.read_text(), str(source))
+    probe = engine.Probe(runner)
+    steps = engine.plan_shaping(model, probe)
+    engine.execute(steps, runner, report=lambda _line: None)
+    return [s.why for s in steps]
+
+
+@contextmanager
+def cake_bypassed(runner: Runner) -> Iterator[list[str]]:
+    devs = cake_roots(runner)
+    try:
+        for dev in devs:
+            runner.run(["tc", "qdisc", "del", "dev", dev, "root"], check=False)
+        yield devs
+    finally:
+        if devs:
+            restore_shaping(runner)

@@ -1,0 +1,140 @@
+"""The throughput self-test: iperf3 through the tunnel (download, upload,
+bidirectional; parallel streams), with the tunnel's CPU cost measured over
+each phase: softirq plus wg-crypt worker time, as CPU-seconds per gigabit."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from keel.metrics.cpucost import tunnel_cost
+from keel.metrics.snapshots import TunnelCost
+from keel.parse import iperf3, kworkers, procstat
+from keel.selftest.events import Progress, Report, SelfTestError, ignore
+from keel.selftest.peer import Peer
+from keel.selftest.procs import Processes
+
+PHASES = (("download", ["-R"]), ("upload", []), ("bidirectional", ["--bidir"]))
+BUSY = 0.90  # a core this busy is saturated
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class ThroughputPhase:
+    name: str
+    down_mbit: float
+    up_mbit: float
+    retransmits: int | None
+    cpu_local_pct: float
+    cpu_remote_pct: float
+    tunnel_cpu_seconds: float
+    seconds_per_gigabit: float | None
+    core_busy: dict[str, float]  # per core, 0..1
+    cpu_bound: bool
+
+
+@dataclass(frozen=True)
+class ThroughputResult:
+    phases: tuple[ThroughputPhase, ...]
+    recommend_down_kbit: int
+    recommend_up_kbit: int
+
+    @property
+    def cpu_bound(self) -> bool:
+        return any(p.cpu_bound for p in self.phases)
+
+    def phase(self, name: str) -> ThroughputPhase:
+        return next(p for p in self.phases if p.name == name)
+
+    def as_dict(self) -> dict:
+        return asdict(self) | {"cpu_bound": self.cpu_bound}
+
+
+def read_crypt_stats(proc_root: Path = Path("/proc")) -> list[kworkers.TaskTime]:
+    lines = []
+    for entry in proc_root.iterdir():
+        if entry.name.isdigit():
+            try:
+                line = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if "wg-crypt-" in line:
+                lines.append(line)
+    return kworkers.wg_crypt_tasks("".join(lines))
+
+
+def wg_bytes(ifname: str, net: Path = Path("/sys/class/net")) -> int:
+    stats = net / ifname / "statistics"
+    return int((stats / "rx_bytes").read_text()) + int((stats / "tx_bytes").read_text())
+
+
+def _run_phase(procs: Processes, peer: Peer, name: str, args: list[str], seconds: int,
+               streams: int, report: Report, done: float, share: float) -> ThroughputPhase:
+    stat_before = procstat.parse_proc_stat(Path("/proc/stat").read_text())
+    crypt_before = read_crypt_stats()
+    bytes_before = wg_bytes(peer.interface)
+    proc = procs.start(["iperf3", "-c", peer.tunnel_ip, "-P", str(streams), "-t", str(seconds),
+                        "--json-stream", *args])
+    end_result: iperf3.Iperf3Result | None = None
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        try:
+            event, data = iperf3.parse_stream_line(line)
+        except iperf3.Iperf3Error as err:
+            raise SelfTestError(f"iperf3 against {peer.tunnel_ip}: {err} (does the peer run "
+                                "an iperf3 server on its tunnel address?)") from None
+        except ValueError:
+            continue
+        if event == "interval" and data:
+            t = data[0].end
+            mbit = sum(i.bps for i in data) / 1e6
+            report(Progress("throughput", name, done + share * min(1.0, t / seconds),
+                            f"{name}: {mbit:.1f} Mbit/s at {t:.0f} s"))
+        elif event == "end":
+            end_result = data
+    proc.wait()
+    stat_after = procstat.parse_proc_stat(Path("/proc/stat").read_text())
+    crypt_after = read_crypt_stats()
+    tunnel_bytes = wg_bytes(peer.interface) - bytes_before
+    if end_result is None:
+        raise SelfTestError(f"iperf3 against {peer.tunnel_ip} ended without a result")
+    cost: TunnelCost | None = tunnel_cost(stat_before, stat_after,
+                                          kworkers.ticks_between(crypt_before, crypt_after),
+                                          tunnel_bytes, HZ)
+    shares = procstat.shares(stat_before, stat_after)
+    busy = {c: round(s.busy, 3) for c, s in shares.items() if c != "cpu"}
+    if name == "download":
+        down, up = end_result.received_bps, 0.0
+    elif name == "upload":
+        down, up = 0.0, end_result.received_bps
+    else:
+        down, up = end_result.bidir_reverse_bps or 0.0, end_result.received_bps
+    return ThroughputPhase(
+        name=name, down_mbit=round(down / 1e6, 2), up_mbit=round(up / 1e6, 2),
+        retransmits=end_result.retransmits, cpu_local_pct=end_result.cpu_local,
+        cpu_remote_pct=end_result.cpu_remote,
+        tunnel_cpu_seconds=round(cost.cpu_seconds, 3) if cost else 0.0,
+        seconds_per_gigabit=(round(cost.seconds_per_gigabit, 2)
+                             if cost and cost.seconds_per_gigabit is not None else None),
+        core_busy=busy, cpu_bound=any(b >= BUSY for b in busy.values()))
+
+
+def run_throughput(peer: Peer, *, seconds: int = 10, streams: int = 4,
+                   report: Report = ignore) -> ThroughputResult:
+    phases = []
+    with Processes() as procs:
+        for i, (name, args) in enumerate(PHASES):
+            phases.append(_run_phase(procs, peer, name, args, seconds, streams, report,
+                                     i / len(PHASES), 1 / len(PHASES)))
+            time.sleep(1.0)
+    report(Progress("throughput", "done", 1.0, "done"))
+    down = max(p.down_mbit for p in phases)
+    up = max(p.up_mbit for p in phases)
+    return ThroughputResult(tuple(phases), int(down * 900), int(up * 900))
+
+
+def dumps(result: ThroughputResult) -> str:
+    return json.dumps(result.as_dict(), indent=1)
