@@ -95,6 +95,9 @@ class Probe:
             return None
         return value or None
 
+    def cpu_tuning(self) -> cpu_tuning.CpuTuning:
+        return cpu_tuning.read_tuning()
+
     def pid_alive(self, pidfile: str) -> bool:
         try:
             pid = int(Path(pidfile).read_text().split()[0])
@@ -319,7 +322,7 @@ def plan_iperf3(model: RouterModel, probe: Probe) -> list[Step]:
 def plan_tuning(model: RouterModel, probe: Probe) -> list[Step]:
     want = model.tuning
     steps = []
-    state = cpu_tuning.read_tuning()
+    state = probe.cpu_tuning()
     if state.has_cpufreq and any(f.governor != want.governor for f in state.freq.values()):
         steps.append(Step("tuning", f"governor {want.governor} on every CPU",
                           action=lambda: probe.notes.extend(

@@ -1,0 +1,142 @@
+"""Renderers and the apply plan: what keel would run for a model, and that a
+system already in the desired state gets no step at all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from keel.apply import engine
+from keel.render import cake, dnsmasq, nft, wireguard
+from keel.render.model import (
+    Firewall,
+    Lan,
+    Peer,
+    RouterModel,
+    Shaping,
+    Tuning,
+    Tunnel,
+    Wan,
+)
+from keel.tuning.cpu import CpuTuning
+
+PUB = "HlOu1tgN6jIPCqo/B9y+b7TT1bltyagEMGZGjSZNPVI="
+SECRET = "mJ1JYpGGd2ghT2bsyeZmoTpOG3C/a1j4KZl41LPf5l8="
+
+EDGE = RouterModel(
+    wans=(Wan("eth0", shaping=Shaping(download_kbit=18000, upload_kbit=4500,
+                                      overhead="docsis")),),
+    lans=(Lan("eth1", "192.168.77.1/24", "192.168.77.100", "192.168.77.199"),),
+    tunnel=Tunnel(addresses=("10.77.0.2/24",), peers=(
+        Peer(PUB, ("10.77.0.1/32", "172.31.77.0/24"), "203.0.113.2:51820", 25),),
+        routes=("172.31.77.0/24",)),
+    tuning=Tuning(hold_latency=False, rps=False),
+)
+
+
+def test_cake_both_directions():
+    wan = EDGE.wans[0]
+    (egress,) = cake.egress_commands(wan)
+    assert egress[:7] == ["tc", "qdisc", "replace", "dev", "eth0", "root", "cake"]
+    assert egress[7:9] == ["bandwidth", "4500kbit"] and "docsis" in egress
+    assert "ingress" not in egress
+    ingress = cake.ingress_commands(wan)
+    assert ["ip", "link", "add", "ifb4eth0", "type", "ifb"] in ingress
+    cake_ifb = next(c for c in ingress if c[:4] == ["tc", "qdisc", "replace", "dev"]
+                    and c[4] == "ifb4eth0")
+    assert "18000kbit" in cake_ifb and "ingress" in cake_ifb and "wash" in cake_ifb
+    assert ingress[-1][-6:] == ["action", "mirred", "egress", "redirect", "dev", "ifb4eth0"]
+    assert cake.ifb_name("enp0s31f6-long") == "ifb4enp0s31f6-l"
+
+
+def test_shaping_off_means_fq_codel_and_no_ifb():
+    wan = Wan("eth0", shaping=Shaping())
+    assert cake.egress_commands(wan) == [["tc", "qdisc", "replace", "dev", "eth0", "root",
+                                          "fq_codel"]]
+    assert ["ip", "link", "del", "ifb4eth0"] in cake.ingress_commands(wan)
+
+
+def test_nft_default_deny_on_wan_with_the_wireguard_port_open():
+    rules = nft.render_ruleset(EDGE)
+    assert rules.startswith("#!/usr/sbin/nft -f")
+    assert "flush ruleset" in rules and "table inet keel" in rules
+    assert "type filter hook input priority filter; policy drop;" in rules
+    assert 'iifname { "eth0" } udp dport 51820 accept' in rules
+    assert "tcp dport 22" not in rules
+    assert 'iifname { "eth1" } oifname { "eth0" } accept' in rules
+    assert 'iifname { "eth1" } oifname "wg0" accept' in rules
+    assert 'oifname { "eth0", "wg0" } masquerade' in rules
+    hub = RouterModel(wans=(Wan("eth0"),), tunnel=Tunnel(addresses=("10.77.0.1/24",)),
+                      firewall=Firewall(allow_ssh_wan=True, tunnel_forward_wan=True,
+                                        iperf3_on_tunnel=True))
+    rules = nft.render_ruleset(hub)
+    assert 'iifname { "eth0" } tcp dport 22 accept' in rules
+    assert 'iifname "wg0" tcp dport 5201 accept' in rules
+    assert 'iifname "wg0" oifname { "eth0" } accept' in rules
+
+
+def test_wireguard_conf_and_routes():
+    conf = wireguard.render_syncconf(EDGE.tunnel, SECRET)
+    assert f"PrivateKey = {SECRET}" in conf and "Endpoint = 203.0.113.2:51820" in conf
+    assert "AllowedIPs = 10.77.0.1/32, 172.31.77.0/24" in conf
+    assert wireguard.route_commands(EDGE.tunnel) == [
+        ["ip", "route", "replace", "172.31.77.0/24", "dev", "wg0"]]
+    assert wireguard.policy_rules(EDGE.tunnel) == []
+
+
+def test_dnsmasq_serves_the_lan():
+    conf = dnsmasq.render_dnsmasq(EDGE)
+    assert "interface=eth1" in conf
+    assert "dhcp-range=set:eth1,192.168.77.100,192.168.77.199,255.255.255.0,12h" in conf
+    assert dnsmasq.render_dnsmasq(RouterModel(wans=(Wan("eth0"),))) is None
+
+
+class SteadyProbe(engine.Probe):
+    """A system where everything of EDGE is already in place."""
+
+    def __init__(self, run_dir: Path) -> None:
+        super().__init__(runner=None, run_dir=run_dir)  # type: ignore[arg-type]
+
+    def links(self):
+        return {name: {"ifname": name, "flags": ["UP"], "mtu": 1420 if name == "wg0" else 1500,
+                       "linkinfo": {}} for name in ("eth0", "eth1", "wg0", "ifb4eth0")}
+
+    def addresses(self, ifname):
+        return {"eth1": {"192.168.77.1/24"}, "wg0": {"10.77.0.2/24"}}.get(ifname, set())
+
+    def root_qdisc(self, ifname):
+        rate = {"eth0": 4500, "ifb4eth0": 18000}[ifname]
+        return {"kind": "cake", "options": {"bandwidth": rate * 125,
+                                            "diffserv": "besteffort"}}
+
+    def has_ingress(self, ifname):
+        return True
+
+    def rules(self):
+        return ""
+
+    def nft_table_present(self):
+        return True
+
+    def pid_alive(self, pidfile):
+        return "dnsmasq" in pidfile or "udhcpc" in pidfile
+
+    def cpu_tuning(self):
+        return CpuTuning({}, "none", (), None)
+
+
+def test_a_system_in_the_desired_state_gets_no_step(tmp_path):
+    probe = SteadyProbe(tmp_path)
+    first = engine.plan(EDGE, probe, lambda: SECRET)
+    # nothing stamped yet: keel re-asserts what it cannot prove it made
+    assert {s.component for s in first} >= {"firewall", "wireguard"}
+    for step in first:
+        for path, value in step.stamps:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_text(value)
+    assert engine.plan(EDGE, probe, lambda: SECRET) == []
+
+
+def test_plan_describes_steps_without_secrets(tmp_path):
+    lines = [line for s in engine.plan(EDGE, SteadyProbe(tmp_path), lambda: SECRET)
+             for line in s.describe()]
+    assert lines and not any(SECRET in line for line in lines)
