@@ -1,0 +1,1 @@
+"""The console UI (`keel tui`): a Textual app over the metrics collectors."""

@@ -1,0 +1,168 @@
+"""The keel console app: wiring of collectors, screens and the root shell."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+from textual.app import App, SuspendNotSupported
+from textual.binding import Binding
+
+from keel.metrics.collectors import (
+    WG_DUMP,
+    CakeCollector,
+    CpuCollector,
+    TuningCollector,
+    TunnelCollector,
+    first_host,
+)
+from keel.metrics.latency import FakeProbe, LatencyCollector, PingProbe, Probe
+from keel.metrics.source import RealSource, Source, SourceError
+from keel.parse.wgdump import parse_wg_dump
+from keel.ui.profile import MODERN, Profile, theme_name
+from keel.ui.screens import DashboardScreen, Footer, MessageScreen, PasswordScreen, SelfTestScreen
+from keel.ui.selftest import RecommendedRates, SelfTestRunner, UnavailableRunner
+from keel.ui.shell import RootPassword, RootShell
+
+ApplyRates = Callable[[RecommendedRates], str]
+
+NO_PASSWORD = ("root has no password, so the console will not open a shell.\n"
+               "Set one first (passwd, from SSH or the serial login), then press [!] again.")
+LOCKED = "root's password is locked: no shell from the console."
+UNREADABLE = "cannot read /etc/shadow (not root?): no shell from the console."
+
+
+def not_wired(rates: RecommendedRates) -> str:
+    return "applying rates is not available in this build (use keel apply from a shell)"
+
+
+class KeelApp(App):
+    CSS_PATH = "keel.tcss"
+    TITLE = "keel"
+    BINDINGS: ClassVar[list[Binding]] = [
+        Binding("q", "quit", "quit"),
+        Binding("s", "selftest", "self-test"),
+        Binding("exclamation_mark,f10", "shell", "shell"),
+        Binding("r", "poll_now", "poll now"),
+    ]
+
+    def __init__(self, collectors: Mapping[str, Any], profile: Profile = MODERN,
+                 runner: SelfTestRunner | None = None, apply_rates: ApplyRates | None = None,
+                 shell: RootShell | None = None, intervals: Mapping[str, float] | None = None,
+                 password_delay: float = 2.0, quit_after: float | None = None) -> None:
+        super().__init__(ansi_color=profile.console)
+        self.collectors = dict(collectors)
+        self.profile = profile
+        self.runner = runner or UnavailableRunner()
+        self.apply_rates = apply_rates or not_wired
+        self.shell = shell or RootShell()
+        self.intervals = dict(intervals or {})
+        self.password_delay = password_delay
+        self.quit_after = quit_after
+
+    def interval(self, name: str) -> float:
+        default = {"tuning": self.profile.data_interval * 5,
+                   "latency": self.profile.latency_interval}.get(name, self.profile.data_interval)
+        return self.intervals.get(name, default)
+
+    def get_default_screen(self) -> DashboardScreen:
+        return DashboardScreen(id="dashboard")
+
+    def on_mount(self) -> None:
+        self.theme = theme_name(self.profile, set(self.available_themes))
+        if self.quit_after:
+            self.set_timer(self.quit_after, self.exit)
+        latency = self.collectors.get("latency")
+        if latency is not None and hasattr(latency, "start"):
+            latency.start()
+
+    def on_unmount(self) -> None:
+        latency = self.collectors.get("latency")
+        if latency is not None and hasattr(latency, "stop"):
+            latency.stop()
+
+    def action_selftest(self) -> None:
+        if not isinstance(self.screen, SelfTestScreen):
+            self.push_screen(SelfTestScreen(id="selftest"))
+
+    def action_poll_now(self) -> None:
+        poll_all = getattr(self.screen, "poll_all", None)
+        if poll_all is not None:
+            poll_all()
+
+    def action_shell(self) -> None:
+        status = self.shell.status()
+        if status is not RootPassword.SET:
+            text = {RootPassword.EMPTY: NO_PASSWORD, RootPassword.LOCKED: LOCKED}.get(
+                status, UNREADABLE)
+            self.push_screen(MessageScreen(text))
+            return
+
+        def answered(ok: bool | None) -> None:
+            if ok:
+                self.open_shell()
+            else:
+                self.say("no shell: wrong password")
+
+        self.push_screen(PasswordScreen(), answered)
+
+    def open_shell(self) -> None:
+        try:
+            with self.suspend():
+                self.shell.launch()
+        except SuspendNotSupported:
+            self.shell.launch()  # headless (tests): nothing to suspend
+        self.say("back from the shell")
+
+    def say(self, text: str) -> None:
+        footers = self.screen.query(Footer)
+        if footers:
+            footers.first().say(text)
+
+
+def endpoint_host(endpoint: str | None) -> str | None:
+    if not endpoint:
+        return None
+    host = endpoint.rsplit(":", 1)[0]
+    return host.strip("[]")
+
+
+def probe_targets(source: Source) -> tuple[str | None, str | None]:
+    """(address through the tunnel, the peer's public address) of the first peer."""
+    try:
+        interfaces = parse_wg_dump(source.run(WG_DUMP))
+    except (SourceError, ValueError):
+        return None, None
+    for iface in interfaces.values():
+        for peer in iface.peers:
+            return first_host(peer.allowed_ips), endpoint_host(peer.endpoint)
+    return None, None
+
+
+def real_collectors(source: Source | None = None) -> dict[str, Any]:
+    source = source or RealSource()
+    inner, outer = probe_targets(source)
+    probes: list[Probe] = []
+    if inner:
+        probes.append(PingProbe("tunnel", inner))
+    if outer:
+        probes.append(PingProbe("outside", outer))
+    return {"tunnel": TunnelCollector(source), "cpu": CpuCollector(source),
+            "cake": CakeCollector(source), "tuning": TuningCollector(source),
+            "latency": LatencyCollector(probes)}
+
+
+def fake_collectors(clock: Callable[[], float] = time.monotonic,
+                    wallclock: Callable[[], float] = time.time,
+                    cpufreq: bool = False) -> dict[str, Any]:
+    """Live-looking data without a router (benchmark, development)."""
+    from keel.metrics.fake import FakeLiveSource
+
+    source = FakeLiveSource(clock, wallclock, cpufreq=cpufreq)
+    probes = [FakeProbe("tunnel", "10.99.0.2", base_ms=4.8, load_ms=40, loss_every=97),
+              FakeProbe("outside", "192.0.2.2", base_ms=3.1, load_ms=8)]
+    return {"tunnel": TunnelCollector(source, clock, wallclock),
+            "cpu": CpuCollector(source, hz=100),
+            "cake": CakeCollector(source, clock), "tuning": TuningCollector(source, lambda: 0),
+            "latency": LatencyCollector(probes, wallclock)}

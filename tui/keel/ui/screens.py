@@ -1,0 +1,367 @@
+"""The screens: the dashboard, the self-test, and the small dialogs."""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Input, Static
+from textual.worker import Worker, get_current_worker
+
+from keel.metrics.snapshots import LatencySnapshot
+from keel.ui import panels
+from keel.ui.bigtext import big_text
+from keel.ui.lines import LinesPanel
+from keel.ui.plot import LatencyPlot
+from keel.ui.selftest import Event, Progress, RecommendedRates, Result
+
+if TYPE_CHECKING:
+    from keel.ui.app import KeelApp
+
+
+class Polled(Message):
+    """A collector's snapshot, posted from its poll worker."""
+
+    def __init__(self, name: str, snapshot: Any) -> None:
+        super().__init__()
+        self.name, self.snapshot = name, snapshot
+
+
+class TestEvent(Message):
+    """A self-test runner's event, posted from the test worker."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+class PollingScreen(Screen):
+    """Polls its collectors while shown, one poll of each in flight at a time:
+    the timer is re-armed when a poll completes (Dolphie's pattern). A hidden
+    (suspended) screen polls nothing."""
+
+    POLLS: tuple[str, ...] = ()
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._poll_timers: dict[str, Any] = {}
+        self._poll_inflight: set[str] = set()
+        self._poll_active = False
+
+    @property
+    def keel(self) -> KeelApp:
+        return self.app  # type: ignore[return-value]
+
+    def on_screen_resume(self) -> None:
+        self._poll_active = True
+        self.poll_all()
+
+    def on_screen_suspend(self) -> None:
+        self._poll_active = False
+        for timer in self._poll_timers.values():
+            timer.stop()
+        self._poll_timers.clear()
+
+    def poll_all(self) -> None:
+        for name in self.POLLS:
+            self.poll(name)
+
+    def poll(self, name: str) -> None:
+        collector = self.keel.collectors.get(name)
+        if collector is None or name in self._poll_inflight or not self._poll_active:
+            return
+        self._poll_timers.pop(name, None)
+        self._poll_inflight.add(name)
+        self.run_worker(partial(self._poll_thread, name, collector), name=name, group="poll",
+                        thread=True, exit_on_error=False)
+
+    def _poll_thread(self, name: str, collector: Any) -> None:
+        self.post_message(Polled(name, collector.poll()))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if worker.group != "poll" or not worker.is_finished:
+            return
+        self._poll_inflight.discard(worker.name)
+        if self._poll_active:
+            timer = self._poll_timers.pop(worker.name, None)
+            if timer is not None:
+                timer.stop()
+            self._poll_timers[worker.name] = self.set_timer(
+                self.keel.interval(worker.name), partial(self.poll, worker.name))
+
+    def on_polled(self, message: Polled) -> None:
+        self.show(message.name, message.snapshot)
+
+    def show(self, name: str, snapshot: Any) -> None:
+        raise NotImplementedError
+
+    def make_plot(self) -> LatencyPlot:
+        p = self.keel.profile
+        return LatencyPlot(bucket=p.plot_bucket, sweep=p.sweep, ascii_only=p.console,
+                           id="plot")
+
+    def show_latency(self, snapshot: LatencySnapshot) -> None:
+        plot = self.query_one(LatencyPlot)
+        self.query_one("#latency", LinesPanel).set_lines(
+            panels.latency_lines(snapshot, plot.model.glyphs))
+        plot.show(snapshot)
+
+
+class Footer(Static):
+    """Keys, or a message for a while (no toasts: they animate and draw glyphs)."""
+
+    def __init__(self, keys: str, **kwargs) -> None:
+        super().__init__(Text(keys), **kwargs)
+        self.keys = keys
+        self._say_timer = None
+
+    def say(self, text: str, seconds: float = 8.0) -> None:
+        self.update(Text(text, style="bold"))
+        if self._say_timer is not None:
+            self._say_timer.stop()
+        self._say_timer = self.set_timer(seconds, lambda: self.update(Text(self.keys)))
+
+
+class DashboardScreen(PollingScreen):
+    POLLS = ("tunnel", "cpu", "latency", "cake", "tuning")
+    KEYS = "[s] self-test  [!] root shell  [r] poll now  [q] quit"
+
+    def compose(self) -> ComposeResult:
+        yield LinesPanel(id="tunnel")
+        yield LinesPanel(id="cpu")
+        yield LinesPanel(id="latency")
+        yield self.make_plot()
+        yield LinesPanel(id="cake")
+        yield LinesPanel(id="tuning")
+        yield Footer(self.KEYS, id="footer")
+
+    def on_mount(self) -> None:
+        self.query_one("#tunnel", LinesPanel).set_lines(panels.tunnel_lines(None))
+        self.query_one("#cpu", LinesPanel).set_lines(panels.cpu_lines(None))
+        self.query_one("#latency", LinesPanel).set_lines(panels.latency_lines(None, {}))
+        self.query_one("#cake", LinesPanel).set_lines(panels.cake_lines(None))
+        self.query_one("#tuning", LinesPanel).set_lines(panels.tuning_lines(None))
+
+    def show(self, name: str, snapshot: Any) -> None:
+        if name == "latency":
+            self.show_latency(snapshot)
+            return
+        render = {"tunnel": panels.tunnel_lines, "cpu": panels.cpu_lines,
+                  "cake": panels.cake_lines, "tuning": panels.tuning_lines}[name]
+        self.query_one(f"#{name}", LinesPanel).set_lines(render(snapshot))
+
+
+def progress_bar(fraction: float, width: int = 30) -> str:
+    done = max(0, min(width, round(fraction * width)))
+    return "[" + "#" * done + "." * (width - done) + f"] {fraction * 100:3.0f}%"
+
+
+class SelfTestScreen(PollingScreen):
+    POLLS = ("latency",)
+    KEYS = ("[t] throughput [b] bufferbloat [c] compare CAKE on/off [m] MTU  [a] apply rates"
+            "  [esc] back")
+    BINDINGS: ClassVar[list[Binding]] = [
+        Binding("t", "run('throughput')", "throughput"),
+        Binding("b", "run('bufferbloat')", "bufferbloat"),
+        Binding("c", "run('bufferbloat', True)", "compare"),
+        Binding("m", "run('mtu')", "MTU"),
+        Binding("a", "apply_rates", "apply"),
+        Binding("escape", "back", "back"),
+    ]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.result: Result | None = None
+        self.running: Worker | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("SELF-TEST  against the WireGuard peer", style="bold"), id="st-title")
+        yield LinesPanel(id="st-status")
+        yield LinesPanel(id="latency")
+        yield self.make_plot()
+        with Static(id="st-result"):
+            yield LinesPanel(id="grade")
+            yield LinesPanel(id="summary")
+        yield Footer(self.KEYS, id="footer")
+
+    def on_mount(self) -> None:
+        self.set_status("idle: choose a test", None)
+        self.query_one("#latency", LinesPanel).set_lines(panels.latency_lines(None, {}))
+        self.query_one("#grade", LinesPanel).set_lines([])
+        self.query_one("#summary", LinesPanel).set_lines([Text("no result yet", style="dim")])
+
+    def set_status(self, text: str, fraction: float | None) -> None:
+        bar = Text(progress_bar(fraction)) if fraction is not None else Text("")
+        self.query_one("#st-status", LinesPanel).set_lines([Text(text), bar])
+
+    def show(self, name: str, snapshot: Any) -> None:
+        if name == "latency":
+            self.show_latency(snapshot)
+
+    def action_run(self, kind: str, compare: bool = False) -> None:
+        if self.running is not None and not self.running.is_finished:
+            self.query_one(Footer).say("a test is running: [esc] stops it")
+            return
+        self.result = None
+        label = kind + (" (compare with CAKE bypassed)" if compare else "")
+        self.set_status(f"running {label} ...", 0.0)
+        self.running = self._run(kind, {"compare": compare} if compare else {})
+
+    @work(thread=True, exclusive=True, group="selftest", exit_on_error=False)
+    def _run(self, kind: str, options: dict[str, Any]) -> None:
+        worker = get_current_worker()
+        events = self.keel.runner.start(kind, options)
+        try:
+            for event in events:
+                if worker.is_cancelled:
+                    break
+                self.post_message(TestEvent(event))
+        except Exception as exc:  # the runner's failure is a result, not a crash
+            self.post_message(TestEvent(Result(kind, False, error=f"{type(exc).__name__}: {exc}")))
+        finally:
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()
+
+    def on_test_event(self, message: TestEvent) -> None:
+        event = message.event
+        if isinstance(event, Progress):
+            self.set_status(f"{event.phase}: {event.message}".rstrip(": "), event.fraction)
+            return
+        self.result = event
+        self.show_result(event)
+
+    def show_result(self, result: Result) -> None:
+        if result.error:
+            self.set_status(f"{result.kind} failed", None)
+            lines = [Text(result.error, style="bold red")]
+        else:
+            self.set_status(f"{result.kind} done", 1.0)
+            lines = [Text(line) for line in result.summary]
+            if result.recommended:
+                r = result.recommended
+                lines.append(Text(f"CAKE: egress {r.egress_bps / 1e6:.1f} ingress "
+                                  f"{r.ingress_bps / 1e6:.1f} Mbit/s  [a] apply", style="bold"))
+        grade = []
+        if result.grade:
+            style = "bold green" if result.grade.startswith("A") else "bold yellow" \
+                if result.grade in ("B", "C") else "bold red"
+            grade = [Text(row, style=style) for row in big_text(result.grade,
+                                                                self.keel.profile.console)]
+            grade.append(Text(f"grade {result.grade}", style="bold"))
+        self.query_one("#grade", LinesPanel).set_lines(grade)
+        self.query_one("#summary", LinesPanel).set_lines(lines)
+
+    def action_back(self) -> None:
+        if self.running is not None and not self.running.is_finished:
+            self.running.cancel()
+            self.set_status("stopped", None)
+            return
+        self.app.pop_screen()
+
+    def action_apply_rates(self) -> None:
+        rates = self.result.recommended if self.result else None
+        if rates is None:
+            self.query_one(Footer).say("no recommended rates yet: run a test first")
+            return
+        question = (f"Apply CAKE rates egress {rates.egress_bps / 1e6:.1f} Mbit/s and ingress "
+                    f"{rates.ingress_bps / 1e6:.1f} Mbit/s?\nThe change rolls back by itself "
+                    "unless confirmed (keel apply --confirm).")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.set_status("applying ...", None)
+                self._apply(rates)
+
+        self.app.push_screen(ConfirmScreen(question), answered)
+
+    @work(thread=True, exclusive=True, group="apply", exit_on_error=False)
+    def _apply(self, rates: RecommendedRates) -> None:
+        try:
+            said = self.keel.apply_rates(rates)
+        except Exception as exc:
+            said = f"apply failed: {exc}"
+        self.app.call_from_thread(self.set_status, said, None)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    BINDINGS: ClassVar[list[Binding]] = [
+        Binding("y", "answer(True)", "yes"), Binding("n", "answer(False)", "no"),
+        Binding("escape", "answer(False)", "no")]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"{self.question}\n\n[y] yes   [n] no", id="dialog", markup=False)
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class MessageScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[Binding]] = [Binding("escape,enter,space,q", "close", "close")]
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"{self.text}\n\n[enter] close", id="dialog", markup=False)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class PasswordScreen(ModalScreen[bool]):
+    """Asks for the root password; dismisses True once it is right."""
+
+    BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "cancel", "cancel")]
+    MAX_TRIES = 3
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tries = 0
+
+    def compose(self) -> ComposeResult:
+        with Static(id="dialog"):
+            yield Static("Root shell: enter the root password ([esc] cancels)", markup=False)
+            yield Input(password=True, id="password")
+            yield Static("", id="pw-error", markup=False)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.input.disabled = True
+        self._verify(event.value)
+        event.input.value = ""
+
+    @work(thread=True, exclusive=True, group="password", exit_on_error=False)
+    def _verify(self, password: str) -> None:
+        ok = self.app.shell.verify(password)  # type: ignore[attr-defined]
+        if not ok:
+            time.sleep(self.app.password_delay)  # type: ignore[attr-defined]
+        self.app.call_from_thread(self._verified, ok)
+
+    def _verified(self, ok: bool) -> None:
+        if ok:
+            self.dismiss(True)
+            return
+        self.tries += 1
+        if self.tries >= self.MAX_TRIES:
+            self.dismiss(False)
+            return
+        self.query_one("#pw-error", Static).update("wrong password")
+        field = self.query_one("#password", Input)
+        field.disabled = False
+        field.focus()
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
