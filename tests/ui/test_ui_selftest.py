@@ -1,0 +1,246 @@
+"""Pilot tests of the self-test screen, the root-shell gate, the profile."""
+
+from __future__ import annotations
+
+from keel.metrics.latency import PingTracker
+from keel.ui.lines import LinesPanel
+from keel.ui.profile import CONSOLE, MODERN, apply_environment, choose, is_console, theme_name
+from keel.ui.screens import ConfirmScreen, MessageScreen, PasswordScreen, SelfTestScreen
+from keel.ui.selftest import FakeSelfTestRunner, Progress, RecommendedRates, Result
+from keel.ui.shell import RootPassword, RootShell, shadow_entry
+from tests.ui.uihelpers import asynctest, lab, make_app, screen_lines, settle
+
+
+def text_of(app, name: str) -> str:
+    return app.screen.query_one(f"#{name}", LinesPanel).text
+
+
+@asynctest
+async def test_bufferbloat_shows_progress_grade_and_applies_rates():
+    applied = []
+
+    def apply_rates(rates: RecommendedRates) -> str:
+        applied.append(rates)
+        return "applied: rolls back in 60 s unless confirmed"
+
+    runner = FakeSelfTestRunner()
+    app = make_app(runner=runner, apply_rates=apply_rates)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("s")
+        await settle(pilot)
+        assert isinstance(app.screen, SelfTestScreen)
+        await pilot.press("a")  # nothing to apply yet
+        await pilot.pause()
+        assert "run a test first" in "\n".join(screen_lines(app))
+        await pilot.press("c")
+        await settle(pilot)
+        assert runner.started == [("bufferbloat", {"compare": True})]
+        assert text_of(app, "st-status").splitlines() == [
+            "bufferbloat done", "[##############################] 100%"]
+        grade = text_of(app, "grade").splitlines()
+        assert grade[0].rstrip() == " ###"  # the big 'A' in '#' glyphs on the console
+        assert grade[-1] == "grade A+"
+        summary = text_of(app, "summary")
+        assert "CAKE bypassed: +412 ms (grade F)" in summary
+        assert "CAKE: egress 38.0 ingress 85.0 Mbit/s  [a] apply" in summary
+        assert "\n".join(screen_lines(app)).isascii()
+        await pilot.press("a")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "egress 38.0 Mbit/s and ingress 85.0 Mbit/s" in app.screen.question
+        await pilot.press("y")
+        await settle(pilot)
+        assert applied == [RecommendedRates(38_000_000, 85_000_000)]
+        assert text_of(app, "st-status").startswith("applied: rolls back in 60 s")
+
+
+@asynctest
+async def test_declined_confirmation_applies_nothing():
+    applied = []
+    app = make_app(apply_rates=lambda r: applied.append(r) or "done")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("s", "t")
+        await settle(pilot)
+        assert "download 92.1 Mbit/s" in text_of(app, "summary")
+        assert text_of(app, "grade") == ""  # throughput has no grade
+        await pilot.press("a", "n")
+        await settle(pilot)
+        assert applied == []
+
+
+@asynctest
+async def test_progress_bar_midway_and_failure():
+    runner = FakeSelfTestRunner(scripts={
+        "mtu": [Progress(0.5, "probing", "DF pings 1420..1280")],
+        "throughput": [Result("throughput", False, error="iperf3: connection refused")]})
+    app = make_app(runner=runner)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("s", "m")
+        await settle(pilot)
+        assert text_of(app, "st-status").splitlines() == [
+            "probing: DF pings 1420..1280", "[###############...............]  50%"]
+        await pilot.press("t")
+        await settle(pilot)
+        assert text_of(app, "summary") == "iperf3: connection refused"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen.id == "dashboard"
+
+
+@asynctest
+async def test_selftest_screen_has_the_live_plot():
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("s")
+        await settle(pilot)
+        assert "LATENCY * tunnel  10.99.0.2" in text_of(app, "latency")
+        assert "*" in "\n".join(app.screen.query_one("#plot").model.lines())
+
+
+@asynctest
+async def test_big_grade_in_half_blocks_outside_the_console():
+    from keel.ui.profile import MODERN
+
+    app = make_app(MODERN)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("s", "b")
+        await settle(pilot)
+        grade = text_of(app, "grade").splitlines()
+        assert len(grade) == 4 and "\u2588" in grade[1] and grade[3] == "grade A+"
+
+
+# --- the root shell --------------------------------------------------------
+
+def fake_hasher(password: str, setting: str) -> str:
+    return setting if password == "s3cret" else "$6$salt$wrong"
+
+
+class RecordingShell(RootShell):
+    launched = 0
+
+    def launch(self) -> int:
+        self.launched += 1
+        return 0
+
+
+def shell_with(tmp_path, field: str) -> RecordingShell:
+    shadow = tmp_path / "shadow"
+    shadow.write_text(f"root:{field}:19000:0:99999:7:::\nnobody:*:19000::::::\n")
+    return RecordingShell(str(shadow), hasher=fake_hasher)
+
+
+def test_root_password_states(tmp_path):
+    assert shell_with(tmp_path, "$6$salt$hash").status() is RootPassword.SET
+    assert shell_with(tmp_path, "").status() is RootPassword.EMPTY
+    assert shell_with(tmp_path, "!").status() is RootPassword.LOCKED
+    assert RootShell(str(tmp_path / "missing")).status() is RootPassword.UNREADABLE
+    shell = shell_with(tmp_path, "$6$salt$hash")
+    assert shell.verify("s3cret") and not shell.verify("guess")
+    assert not shell_with(tmp_path, "").verify("")  # empty never opens a shell
+    assert shadow_entry("root::1:::\n") == ""
+
+
+def test_real_hash_check_with_openssl(tmp_path):
+    import subprocess
+
+    from keel.ui.shell import default_hasher, openssl_hasher
+
+    field = subprocess.run(["openssl", "passwd", "-6", "-salt", "abcdefgh", "-stdin"],
+                           input="s3cret\n", capture_output=True, text=True).stdout.strip()
+    for hasher in (openssl_hasher(), default_hasher()):
+        shell = RootShell(str(tmp_path / "shadow"), hasher=hasher)
+        (tmp_path / "shadow").write_text(f"root:{field}:19000::::::\n")
+        assert shell.verify("s3cret") and not shell.verify("s3cret ")
+
+
+@asynctest
+async def test_shell_after_the_right_password(tmp_path):
+    shell = shell_with(tmp_path, "$6$salt$hash")
+    app = make_app(shell=shell)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("exclamation_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, PasswordScreen)
+        await pilot.press(*"guess", "enter")
+        await settle(pilot)
+        assert "wrong password" in "\n".join(screen_lines(app))
+        assert shell.launched == 0
+        await pilot.press(*"s3cret", "enter")
+        await settle(pilot)
+        assert shell.launched == 1
+        assert app.screen.id == "dashboard"
+
+
+@asynctest
+async def test_no_shell_without_a_root_password(tmp_path):
+    shell = shell_with(tmp_path, "")
+    app = make_app(shell=shell)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("exclamation_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, MessageScreen)
+        assert "root has no password" in app.screen.text
+        assert "Set one first" in app.screen.text
+        await pilot.press("enter")
+        assert shell.launched == 0
+
+
+@asynctest
+async def test_three_wrong_passwords_close_the_dialog(tmp_path):
+    shell = shell_with(tmp_path, "$6$salt$hash")
+    app = make_app(shell=shell)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("exclamation_mark")
+        for _ in range(3):
+            await pilot.pause()
+            await pilot.press("x", "enter")
+            await settle(pilot)
+        assert app.screen.id == "dashboard"
+        assert "no shell: wrong password" in screen_lines(app)[-1]
+        assert shell.launched == 0
+
+
+# --- profile and ping -------------------------------------------------------
+
+def test_console_profile_is_chosen_from_term_and_tty():
+    assert is_console("linux", "/dev/pts/0")
+    assert is_console("vt220", "")
+    assert is_console("xterm-256color", "/dev/tty1")
+    assert is_console("xterm", "/dev/ttyS0")
+    assert not is_console("xterm-256color", "/dev/pts/3")
+    assert choose(environ={"TERM": "linux"}, tty="/dev/pts/1") is CONSOLE
+    assert choose(environ={"TERM": "xterm"}, tty="/dev/pts/1") is MODERN
+    assert choose(False, environ={"TERM": "linux"}, tty="/dev/tty1") is MODERN
+    assert choose(True, environ={"TERM": "xterm"}, tty="/dev/pts/1") is CONSOLE
+    env: dict[str, str] = {}
+    apply_environment(CONSOLE, env)
+    assert env["TEXTUAL_ANIMATIONS"] == "none" and int(env["TEXTUAL_FPS"]) <= 10
+    assert not CONSOLE.mouse and CONSOLE.data_interval >= 1.0
+    assert theme_name(CONSOLE, {"textual-ansi", "textual-dark"}) == "textual-ansi"
+    assert theme_name(CONSOLE, {"ansi-dark", "textual-ansi"}) == "ansi-dark"
+
+
+@asynctest
+async def test_console_app_uses_the_ansi_theme():
+    app = make_app(CONSOLE)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.theme == "textual-ansi" and app.ansi_color
+
+
+def test_ping_tracker_late_replies_are_not_losses():
+    tracker = PingTracker()
+    samples = [s for line in lab("ping-idle.txt").splitlines() for s in tracker.feed(line)]
+    assert [s.rtt_ms for s in samples][:3] == [3314.0, 3109.0, 2906.0]
+    assert all(s.rtt_ms is not None for s in samples) and len(samples) == 10
+    assert tracker.expire(1795343600.0) == []
+
+
+def test_ping_tracker_unreachable_and_timeouts():
+    tracker = PingTracker(loss_after=3.0)
+    lost = [s for line in lab("ping-unreachable.txt").splitlines() for s in tracker.feed(line)]
+    assert len(lost) == 3 and all(s.rtt_ms is None for s in lost)
+    assert tracker.feed("[100.0] no answer yet for icmp_seq=7") == []
+    assert tracker.expire(101.0) == []
+    (gone,) = tracker.expire(104.0)
+    assert gone.rtt_ms is None and gone.sent == 99.8
