@@ -28,18 +28,6 @@ from tests.lab.lab import Lab
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def wg_up(edge: Guest, hub: Guest) -> None:
-    for g, addr in ((edge, topo.EDGE_TUNNEL), (hub, topo.HUB_TUNNEL)):
-        g.check("umask 077 && wg genkey > /run/wg.key && wg pubkey < /run/wg.key > /run/wg.pub")
-        g.check(f"ip link add wg0 type wireguard && ip addr add {addr}/24 dev wg0 && "
-                "ip link set wg0 mtu 1420 && wg set wg0 listen-port 51820 "
-                "private-key /run/wg.key && ip link set wg0 up")
-    pe, ph = edge.check("cat /run/wg.pub"), hub.check("cat /run/wg.pub")
-    edge.check(f"wg set wg0 peer {ph} endpoint {topo.HUB_WAN}:51820 "
-               f"allowed-ips {topo.HUB_TUNNEL}/32 persistent-keepalive 25")
-    hub.check(f"wg set wg0 peer {pe} allowed-ips {topo.EDGE_TUNNEL}/32")
-
-
 def run_load(edge: Guest, seconds: int) -> dict:
     edge.check("rm -f /run/p-in /run/p-out /run/up.json")
     edge.check(f"(ping -D -O -n -i 0.2 -c {seconds * 5} {topo.HUB_TUNNEL} > /run/p-in &); "
@@ -77,15 +65,9 @@ def main() -> int:
             assert isp is not None
             topo.setup_isp(isp, shape)
             wan = edge.ifname("up")
-            edge.check(f"ip addr add {topo.EDGE_WAN_VIA_ISP}/24 dev {wan} && "
-                       f"ip link set {wan} up && ip route add default via {topo.ISP_UP}")
-            hwan = hub.ifname("core")
-            hub.check(f"ip addr add {topo.HUB_WAN}/24 dev {hwan} && ip link set {hwan} up && "
-                      f"ip route add default via {topo.ISP_CORE}")
-            wg_up(edge, hub)
-            hub.check(f"iperf3 -s -D -B {topo.HUB_TUNNEL}")
-            # the first handshake takes seconds under emulation: wait for it
-            edge.check(f"ping -n -c 1 -w 30 {topo.HUB_TUNNEL}", 60)
+            topo.address_wan(rl)
+            # waits for the first handshake (seconds, under emulation)
+            topo.raw_tunnel(edge, hub)
             idle = ping.final_samples(ping.parse_ping(
                 edge.check(f"ping -D -O -n -i 0.2 -c 15 {topo.HUB_TUNNEL}", 60)))
             results["idle"] = {"tunnel_p50_ms": round(

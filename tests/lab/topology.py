@@ -90,3 +90,35 @@ def set_bottleneck(isp: Guest, shape: Bottleneck) -> None:
                   f"burst 16k latency {shape.buffer_ms + 100}ms && "
                   f"tc qdisc replace dev {dev} parent 1:1 handle 10: netem "
                   f"delay {shape.delay_ms}ms limit {shape.fifo_packets(rate)}")
+
+
+def address_wan(rl: RouterLab) -> None:
+    """Static WAN addresses and default routes (no keel config involved)."""
+    edge, hub = rl.edge, rl.hub
+    if rl.isp:
+        wan = edge.ifname("up")
+        edge.check(f"ip addr add {EDGE_WAN_VIA_ISP}/24 dev {wan} && ip link set {wan} up && "
+                   f"ip route add default via {ISP_UP}")
+        hwan = hub.ifname("core")
+        hub.check(f"ip addr add {HUB_WAN}/24 dev {hwan} && ip link set {hwan} up && "
+                  f"ip route add default via {ISP_CORE}")
+    else:
+        wan, hwan = edge.ifname("core"), hub.ifname("core")
+        edge.check(f"ip addr add {EDGE_WAN_DIRECT}/24 dev {wan} && ip link set {wan} up")
+        hub.check(f"ip addr add {HUB_WAN}/24 dev {hwan} && ip link set {hwan} up")
+
+
+def raw_tunnel(edge: Guest, hub: Guest) -> None:
+    """A WireGuard tunnel set up with wg and ip alone, and iperf3 on the hub's
+    tunnel address; waits for the first handshake."""
+    for g, addr in ((edge, EDGE_TUNNEL), (hub, HUB_TUNNEL)):
+        g.check("umask 077 && wg genkey > /run/wg.key && wg pubkey < /run/wg.key > /run/wg.pub")
+        g.check(f"ip link add wg0 type wireguard && ip addr add {addr}/24 dev wg0 && "
+                "ip link set wg0 mtu 1420 && wg set wg0 listen-port 51820 "
+                "private-key /run/wg.key && ip link set wg0 up")
+    pe, ph = edge.check("cat /run/wg.pub"), hub.check("cat /run/wg.pub")
+    edge.check(f"wg set wg0 peer {ph} endpoint {HUB_WAN}:51820 "
+               f"allowed-ips {HUB_TUNNEL}/32 persistent-keepalive 25")
+    hub.check(f"wg set wg0 peer {pe} allowed-ips {EDGE_TUNNEL}/32")
+    hub.check(f"iperf3 -s -D -B {HUB_TUNNEL}")
+    edge.check(f"ping -n -c 1 -w 30 {HUB_TUNNEL}", 60)

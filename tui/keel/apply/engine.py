@@ -226,48 +226,59 @@ def _cake_matches(q: dict | None, rate_kbit: int, diffserv: str) -> bool:
 
 def plan_shaping(model: RouterModel, probe: Probe) -> list[Step]:
     steps = []
+    tun = model.tunnel.ifname if model.tunnel else None
     for wan in model.wans:
-        steps += _plan_wan_shaping(wan, probe)
+        steps += _plan_wan_shaping(wan, tun, probe)
     return steps
 
 
-def _plan_wan_shaping(wan: Wan, probe: Probe) -> list[Step]:
+def _plan_wan_shaping(wan: Wan, tun: str | None, probe: Probe) -> list[Step]:
     steps = []
     s = wan.shaping
     links = probe.links()
-    if wan.ifname not in links:
+    dev, _extra = cake.shaped_device(wan, tun)
+    if dev not in links and dev != tun:  # the tunnel is made by an earlier step
         return []
-    stamp_egress = _sha(repr(cake.egress_commands(wan)))
-    root = probe.root_qdisc(wan.ifname)
+    if dev != wan.ifname and wan.ifname in links:
+        # shaping moved to the tunnel: the WAN gets plain fq_codel, no IFB
+        bare = Wan(wan.ifname, shaping=type(s)())
+        root = probe.root_qdisc(wan.ifname)
+        if root and root.get("kind") == "cake":
+            steps.append(Step("shaping", f"CAKE moves from {wan.ifname} to {dev}",
+                              tuple(map(tuple, cake.egress_commands(bare)))))
+        if probe.has_ingress(wan.ifname):
+            cmds = [c for c in cake.ingress_commands(bare)
+                    if c[0] != "ip" or cake.ifb_name(wan.ifname) in links]
+            steps.append(Step("shaping", f"no IFB on {wan.ifname}", tuple(map(tuple, cmds))))
+    egress = cake.egress_commands(wan, tun)
+    stamp_egress = _sha(repr(egress))
+    root = probe.root_qdisc(dev)
     if s.upload_kbit > 0:
         ok = _cake_matches(root, s.upload_kbit, s.diffserv)
     else:
         ok = bool(root) and root.get("kind") == "fq_codel"
-    if not ok or probe.stamp(f"cake-{wan.ifname}.sha") != stamp_egress:
-        why = (f"CAKE {s.upload_kbit} kbit/s on {wan.ifname} egress" if s.upload_kbit
-               else f"no egress shaping on {wan.ifname} (fq_codel)")
-        steps.append(Step("shaping", why, tuple(map(tuple, cake.egress_commands(wan))),
-                          stamps=_stamp(probe.run_dir, f"cake-{wan.ifname}.sha", stamp_egress)))
-    ifb = cake.ifb_name(wan.ifname)
-    stamp_ingress = _sha(repr(cake.ingress_commands(wan)))
+    if not ok or probe.stamp(f"cake-{dev}.sha") != stamp_egress:
+        why = (f"CAKE {s.upload_kbit} kbit/s on {dev} egress" if s.upload_kbit
+               else f"no egress shaping on {dev} (fq_codel)")
+        steps.append(Step("shaping", why, tuple(map(tuple, egress)),
+                          stamps=_stamp(probe.run_dir, f"cake-{dev}.sha", stamp_egress)))
+    ifb = cake.ifb_name(dev)
+    ingress = cake.ingress_commands(wan, tun)
+    stamp_ingress = _sha(repr(ingress))
     if s.download_kbit > 0:
         ok = (ifb in links and _cake_matches(probe.root_qdisc(ifb), s.download_kbit, s.diffserv)
-              and probe.has_ingress(wan.ifname)
+              and probe.has_ingress(dev)
               and probe.stamp(f"cake-{ifb}.sha") == stamp_ingress)
         if not ok:
-            cmds = cake.ingress_commands(wan)
-            if ifb in links:
-                cmds = cmds[1:]  # the IFB exists
-            steps.append(Step("shaping", f"CAKE {s.download_kbit} kbit/s on {wan.ifname} ingress "
+            cmds = ingress[1:] if ifb in links else ingress  # the IFB exists
+            steps.append(Step("shaping", f"CAKE {s.download_kbit} kbit/s on {dev} ingress "
                                          f"via {ifb}", tuple(map(tuple, cmds)),
                               stamps=_stamp(probe.run_dir, f"cake-{ifb}.sha", stamp_ingress)))
-    elif ifb in links or probe.has_ingress(wan.ifname):
-        cmds = [c for c in cake.ingress_commands(wan)
-                if c[0] != "ip" or ifb in links]
-        if not probe.has_ingress(wan.ifname):
+    elif ifb in links or probe.has_ingress(dev):
+        cmds = [c for c in ingress if c[0] != "ip" or ifb in links]
+        if not probe.has_ingress(dev):
             cmds = [c for c in cmds if c[0] != "tc"]
-        steps.append(Step("shaping", f"no ingress shaping on {wan.ifname}",
-                          tuple(map(tuple, cmds))))
+        steps.append(Step("shaping", f"no ingress shaping on {dev}", tuple(map(tuple, cmds))))
     return steps
 
 

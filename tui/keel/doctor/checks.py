@@ -8,7 +8,7 @@ from typing import Any
 from keel.parse.procstat import CpuShare
 from keel.parse.tcqdisc import Qdisc, root_cake
 from keel.parse.wgdump import WgInterface
-from keel.render.cake import ifb_name
+from keel.render.cake import ifb_name, shaped_device
 from keel.render.model import RouterModel
 from keel.tuning.cpu import CpuTuning
 
@@ -97,9 +97,11 @@ def check_steal(share: dict[str, CpuShare], seconds: float) -> Check:
 
 def check_shaping(model: RouterModel, qdiscs: list[Qdisc]) -> list[Check]:
     checks = []
+    tun = model.tunnel.ifname if model.tunnel else None
     for wan in model.wans:
-        for direction, dev, rate in (("egress", wan.ifname, wan.shaping.upload_kbit),
-                                     ("ingress", ifb_name(wan.ifname),
+        shaped, _ = shaped_device(wan, tun)
+        for direction, dev, rate in (("egress", shaped, wan.shaping.upload_kbit),
+                                     ("ingress", ifb_name(shaped),
                                       wan.shaping.download_kbit)):
             if rate <= 0:
                 continue

@@ -14,7 +14,19 @@ def ifb_name(wan: str) -> str:
     return (IFB_PREFIX + wan)[:15]
 
 
-def cake_options(shaping: Shaping, rate_kbit: int, *, ingress: bool) -> list[str]:
+OVERHEAD_PRESETS = {"none": 0, "ethernet": 38, "docsis": 18, "pppoe-vdsl": 34,
+                    "pppoe-ptm": 30, "bridged-ptm": 22, "conservative": 48}
+
+
+def overhead_bytes(overhead: str) -> int | None:
+    """A preset's or "overhead N"'s bytes; None for keywords CAKE handles itself."""
+    if overhead.startswith("overhead "):
+        return int(overhead.split()[1])
+    return OVERHEAD_PRESETS.get(overhead)
+
+
+def cake_options(shaping: Shaping, rate_kbit: int, *, ingress: bool,
+                 extra_overhead: int = 0) -> list[str]:
     opts = ["bandwidth", f"{rate_kbit}kbit", shaping.diffserv]
     if shaping.nat:
         opts.append("nat")
@@ -25,33 +37,45 @@ def cake_options(shaping: Shaping, rate_kbit: int, *, ingress: bool) -> list[str
         opts.append("wash" if shaping.wash_ingress else "nowash")
     else:
         opts.append("ack-filter" if shaping.ack_filter else "no-ack-filter")
-    if shaping.overhead:
+    if extra_overhead:
+        # inside a tunnel: the link carries each packet plus the tunnel's bytes
+        opts += ["overhead", str((overhead_bytes(shaping.overhead) or 0) + extra_overhead)]
+    elif shaping.overhead:
         opts += shaping.overhead.split()
     opts += ["rtt", f"{shaping.rtt_ms}ms"]
     return opts
 
 
-def egress_commands(wan: Wan) -> list[list[str]]:
+def shaped_device(wan: Wan, tunnel_ifname: str | None) -> tuple[str, int]:
+    """The device CAKE sits on for this WAN, and the overhead to add there."""
+    if wan.shaping.attach == "tunnel" and tunnel_ifname:
+        return tunnel_ifname, wan.shaping.tunnel_overhead
+    return wan.ifname, 0
+
+
+def egress_commands(wan: Wan, tunnel_ifname: str | None = None) -> list[list[str]]:
+    dev, extra = shaped_device(wan, tunnel_ifname)
     rate = wan.shaping.upload_kbit
     if rate <= 0:
-        return [["tc", "qdisc", "replace", "dev", wan.ifname, "root", "fq_codel"]]
-    return [["tc", "qdisc", "replace", "dev", wan.ifname, "root", "cake",
-             *cake_options(wan.shaping, rate, ingress=False)]]
+        return [["tc", "qdisc", "replace", "dev", dev, "root", "fq_codel"]]
+    return [["tc", "qdisc", "replace", "dev", dev, "root", "cake",
+             *cake_options(wan.shaping, rate, ingress=False, extra_overhead=extra)]]
 
 
-def ingress_commands(wan: Wan) -> list[list[str]]:
+def ingress_commands(wan: Wan, tunnel_ifname: str | None = None) -> list[list[str]]:
     """Set up (or, at rate 0, tear down) ingress shaping through the IFB."""
-    ifb = ifb_name(wan.ifname)
+    dev, extra = shaped_device(wan, tunnel_ifname)
+    ifb = ifb_name(dev)
     rate = wan.shaping.download_kbit
     if rate <= 0:
-        return [["tc", "qdisc", "del", "dev", wan.ifname, "handle", INGRESS_HANDLE, "ingress"],
+        return [["tc", "qdisc", "del", "dev", dev, "handle", INGRESS_HANDLE, "ingress"],
                 ["ip", "link", "del", ifb]]
     return [
         ["ip", "link", "add", ifb, "type", "ifb"],
         ["ip", "link", "set", ifb, "up"],
         ["tc", "qdisc", "replace", "dev", ifb, "root", "cake",
-         *cake_options(wan.shaping, rate, ingress=True)],
-        ["tc", "qdisc", "replace", "dev", wan.ifname, "handle", INGRESS_HANDLE, "ingress"],
-        ["tc", "filter", "replace", "dev", wan.ifname, "parent", INGRESS_HANDLE, "prio", "1",
+         *cake_options(wan.shaping, rate, ingress=True, extra_overhead=extra)],
+        ["tc", "qdisc", "replace", "dev", dev, "handle", INGRESS_HANDLE, "ingress"],
+        ["tc", "filter", "replace", "dev", dev, "parent", INGRESS_HANDLE, "prio", "1",
          "handle", "1", "matchall", "action", "mirred", "egress", "redirect", "dev", ifb],
     ]

@@ -18,6 +18,11 @@ class Shaping:
     wash_ingress: bool = True
     ack_filter: bool = False
     rtt_ms: int = 100
+    # where CAKE sits: "wan" (the WAN device; shapes everything, but sees the
+    # whole tunnel as one flow) or "tunnel" (the WireGuard device and an IFB
+    # on its ingress; sees the flows inside the tunnel). See README.
+    attach: str = "wan"
+    tunnel_overhead: int = 60  # bytes WireGuard adds to each packet (IPv4 endpoint)
 
 
 @dataclass(frozen=True)
