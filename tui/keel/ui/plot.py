@@ -53,13 +53,27 @@ class PlotModel:
         self.top = float(NICE_TOPS[0])
         self._full = True
         self._dirty: set[int] = set()
+        self._grid: list[list[tuple[str, str]]] | None = None  # [x][y] glyphs
+        self._runs: dict[int, list[tuple[str, str]]] = {}
+        self._points: list[float] = []
+        self._line_rows: dict[int, float] = {}
         self.resize(width, height)
 
     # --- geometry -------------------------------------------------------
     def resize(self, width: int, height: int) -> None:
         self.width, self.height = max(width, LABEL_WIDTH + 2), max(height, 2)
         self.cols = self.width - LABEL_WIDTH
+        self._scale_changed()
+
+    def _scale_changed(self) -> None:
         self._full = True
+        self._grid = None
+        self._runs.clear()
+        self._points = [0.0, *(self.baseline + g for g in GRADE_LINES_MS),
+                        max(self.top, self.baseline + 61)]
+        self._line_rows = {}
+        for g in GRADE_LINES_MS:
+            self._line_rows.setdefault(self.row(self.baseline + g - 1e-9), g)
 
     def column(self, bucket: int) -> int | None:
         if self.cur is None or bucket > self.cur or bucket <= self.cur - self.cols + (
@@ -75,8 +89,7 @@ class PlotModel:
     # --- scale --------------------------------------------------------------
     def fraction(self, value: float) -> float:
         """0 at the bottom, 1 at the top; each grade band gets a quarter."""
-        points = [0.0, *(self.baseline + g for g in GRADE_LINES_MS), max(self.top, self.baseline
-                                                                         + 61)]
+        points = self._points
         for i in range(4):
             lo, hi = points[i], points[i + 1]
             if value <= hi:
@@ -89,10 +102,7 @@ class PlotModel:
         return self.height - 1 - up
 
     def line_rows(self) -> dict[int, float]:
-        rows: dict[int, float] = {}
-        for g in GRADE_LINES_MS:
-            rows.setdefault(self.row(self.baseline + g - 1e-9), g)
-        return rows
+        return self._line_rows
 
     # --- data -----------------------------------------------------------
     def add(self, series: str, samples: Iterable[LatencySample]) -> None:
@@ -125,7 +135,7 @@ class PlotModel:
         value = 0.0 if ms is None else round(ms)  # whole ms: redraws stay rare
         if value != self.baseline:
             self.baseline = value
-            self._full = True
+            self._scale_changed()
 
     def _rescale(self) -> None:
         worst = max((c.rtt for cells in self.cells.values() for c in cells.values()
@@ -134,19 +144,27 @@ class PlotModel:
         top = float(next((t for t in NICE_TOPS if t >= need), NICE_TOPS[-1]))
         if top != self.top:
             self.top = top
-            self._full = True
+            self._scale_changed()
 
     def take_dirty(self) -> set[int] | None:
         """Columns to repaint, or None for everything."""
+        self._runs.clear()
         if self._full:
             self._full = False
             self._dirty.clear()
+            self._grid = None
             return None
         cols = {c for b in self._dirty if (c := self.column(b)) is not None}
         if (gap := self.gap_column()) is not None and self._dirty:
             cols.add(gap)
         self._dirty.clear()
+        if self._grid is not None:
+            for x in cols:
+                self._grid[x] = self._column(x)
         return cols
+
+    def _column(self, x: int) -> list[tuple[str, str]]:
+        return [self.glyph(x, y) for y in range(self.height)]
 
     # --- rendering ------------------------------------------------------
     def label(self, y: int) -> str:
@@ -183,15 +201,24 @@ class PlotModel:
 
     def runs(self, y: int) -> list[tuple[str, str]]:
         """Row y as (text, style key) runs: few style changes per line."""
+        if self._full or self._dirty:
+            self._grid = None  # read before take_dirty(): paint from scratch
+            self._runs.clear()
+        cached = self._runs.get(y)
+        if cached is not None:
+            return cached
+        if self._grid is None:
+            self._grid = [self._column(x) for x in range(self.cols)]
         runs: list[tuple[str, str]] = [(self.label(y), "label")]
         for x in range(self.cols):
-            ch, style = self.glyph(x, y)
+            ch, style = self._grid[x][y]
             if ch == " ":
                 style = runs[-1][1]  # spaces join the run before: no style switch
             if style == runs[-1][1]:
                 runs[-1] = (runs[-1][0] + ch, style)
             else:
                 runs.append((ch, style))
+        self._runs[y] = runs
         return runs
 
     def lines(self) -> list[str]:
