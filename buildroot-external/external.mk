@@ -1,0 +1,31 @@
+# keel's BR2_EXTERNAL tree: its packages, and three hooks on Buildroot's own.
+include $(sort $(wildcard $(BR2_EXTERNAL_KEEL_PATH)/package/*/*.mk))
+
+# GRUB i386-pc: Buildroot puts the core image in images/grub.img but leaves
+# boot.img (the MBR code) in its build tree; post-image.sh wants it in images/.
+define KEEL_GRUB2_INSTALL_BOOT_IMG
+	$(INSTALL) -D -m 0644 $(GRUB2_DIR)/build-i386-pc/grub-core/boot.img \
+		$(BINARIES_DIR)/boot.img
+endef
+ifeq ($(BR2_TARGET_GRUB2_I386_PC),y)
+GRUB2_POST_INSTALL_IMAGES_HOOKS += KEEL_GRUB2_INSTALL_BOOT_IMG
+endif
+
+# After the kernel build: every option of the fragment reached the final
+# .config (kconfig drops an option whose dependencies are missing silently).
+define KEEL_LINUX_CHECK_CONFIG
+	@$(call MESSAGE,"Checking the kernel fragment against the final .config")
+	$(BR2_EXTERNAL_KEEL_PATH)/scripts/check-kernel-config \
+		$(LINUX_DIR)/.config $(LINUX_KCONFIG_FRAGMENT_FILES)
+endef
+LINUX_POST_BUILD_HOOKS += KEEL_LINUX_CHECK_CONFIG
+
+# keel apply runs nftables, dnsmasq (and the overlay any other daemon) itself;
+# the packages' own init scripts would start them a second time with their
+# default configs. The dev image has none of these either. The overlay is
+# copied after this hook, so a script it ships under one of these names stays.
+KEEL_PACKAGE_INIT_SCRIPTS = S35nftables S49chronyd S50dropbear S80dnsmasq
+define KEEL_REMOVE_PACKAGE_INIT_SCRIPTS
+	rm -f $(addprefix $(TARGET_DIR)/etc/init.d/,$(KEEL_PACKAGE_INIT_SCRIPTS))
+endef
+TARGET_FINALIZE_HOOKS += KEEL_REMOVE_PACKAGE_INIT_SCRIPTS
