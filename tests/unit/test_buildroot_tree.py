@@ -1,0 +1,132 @@
+"""The BR2_EXTERNAL tree, checked on the host without Buildroot."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+TOP = Path(__file__).resolve().parents[2]
+EXT = TOP / "buildroot-external"
+BOARD = TOP / "board/keel/x86_64"
+DEFCONFIG = EXT / "configs/keel_x86_64_defconfig"
+EXT_VAR = "$(BR2_EXTERNAL_KEEL_PATH)"
+
+
+def defconfig() -> dict[str, str]:
+    values = {}
+    for line in DEFCONFIG.read_text().splitlines():
+        if m := re.match(r"^(BR2_\w+)=(.*)$", line):
+            values[m.group(1)] = m.group(2)
+        elif m := re.match(r"^# (BR2_\w+) is not set$", line):
+            values[m.group(1)] = "n"
+    return values
+
+
+def unquote(value: str) -> str:
+    assert value.startswith('"') and value.endswith('"'), value
+    return value[1:-1]
+
+
+def path_values() -> dict[str, str]:
+    """Every string option of the defconfig that names a file or directory."""
+    return {k: unquote(v) for k, v in defconfig().items()
+            if v.startswith('"') and ("/" in v or "$(" in v)}
+
+
+def resolve(value: str) -> list[Path]:
+    return [Path(p.replace(EXT_VAR, str(EXT))) for p in value.split()]
+
+
+def test_external_desc_names_keel():
+    desc = (EXT / "external.desc").read_text()
+    assert re.search(r"^name: KEEL$", desc, re.M)
+    assert (EXT / "external.mk").is_file()
+    assert 'source "$BR2_EXTERNAL_KEEL_PATH/package/keel/Config.in"' in \
+        (EXT / "Config.in").read_text()
+
+
+def test_every_path_goes_through_the_external_path():
+    paths = path_values()
+    assert paths, "the defconfig names no file?"
+    for key, value in paths.items():
+        for word in value.split():
+            assert word.startswith(EXT_VAR + "/"), f"{key}={value}: not via {EXT_VAR}"
+
+
+def test_every_file_the_defconfig_names_exists():
+    for key, value in path_values().items():
+        for path in resolve(value):
+            assert path.exists(), f"{key}: {path} does not exist"
+
+
+def test_shared_board_files_used():
+    cfg = defconfig()
+    base = f"{EXT_VAR}/../board/keel/x86_64"
+    assert unquote(cfg["BR2_ROOTFS_OVERLAY"]) == f"{EXT_VAR}/../overlay"
+    assert unquote(cfg["BR2_ROOTFS_POST_BUILD_SCRIPT"]) == f"{base}/post-build.sh"
+    assert unquote(cfg["BR2_ROOTFS_POST_IMAGE_SCRIPT"]) == f"{base}/post-image.sh"
+    assert unquote(cfg["BR2_LINUX_KERNEL_CONFIG_FRAGMENT_FILES"]) == f"{base}/linux.fragment"
+    assert unquote(cfg["BR2_TARGET_GRUB2_BUILTIN_CONFIG_PC"]) == f"{base}/grub-early.cfg"
+    assert unquote(cfg["BR2_TARGET_GRUB2_BUILTIN_CONFIG_EFI"]) == f"{base}/grub-early.cfg"
+    assert unquote(cfg["BR2_TARGET_GRUB2_BOOT_PARTITION"]) == "hd0,gpt2"
+    assert unquote(cfg["BR2_GLOBAL_PATCH_DIR"]) == f"{EXT_VAR}/patches"
+
+
+@pytest.mark.parametrize(("key", "listing"), [
+    ("BR2_TARGET_GRUB2_BUILTIN_MODULES_PC", "grub-modules-pc.txt"),
+    ("BR2_TARGET_GRUB2_BUILTIN_MODULES_EFI", "grub-modules-efi.txt"),
+])
+def test_grub_module_lists_match_the_board(key, listing):
+    assert unquote(defconfig()[key]) == (BOARD / listing).read_text().strip()
+
+
+def test_force_check_hashes():
+    assert "BR2_DOWNLOAD_FORCE_CHECK_HASHES=y" in DEFCONFIG.read_text().splitlines()
+
+
+def test_linux_hash_holds_the_pinned_kernel():
+    version = unquote(defconfig()["BR2_LINUX_KERNEL_CUSTOM_VERSION_VALUE"])
+    assert re.fullmatch(r"6\.12\.\d+", version), "the 6.12 LTS line"
+    lines = [line.split() for line in (EXT / "patches/linux/linux.hash").read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    matching = [fields for fields in lines if fields[2] == f"linux-{version}.tar.xz"]
+    assert len(matching) == 1
+    algo, digest, _ = matching[0]
+    assert algo == "sha256" and re.fullmatch(r"[0-9a-f]{64}", digest)
+
+
+def test_router_packages_and_boot_choices():
+    cfg = defconfig()
+    for sym in ("BR2_PACKAGE_IPROUTE2", "BR2_PACKAGE_WIREGUARD_TOOLS", "BR2_PACKAGE_NFTABLES",
+                "BR2_PACKAGE_IPERF3", "BR2_PACKAGE_PYTHON3", "BR2_PACKAGE_DNSMASQ",
+                "BR2_PACKAGE_DROPBEAR", "BR2_PACKAGE_CHRONY", "BR2_PACKAGE_ETHTOOL",
+                "BR2_PACKAGE_KMOD", "BR2_PACKAGE_KEEL", "BR2_TARGET_GRUB2",
+                "BR2_TARGET_GRUB2_I386_PC", "BR2_TARGET_GRUB2_X86_64_EFI",
+                "BR2_TARGET_ROOTFS_SQUASHFS", "BR2_TARGET_ROOTFS_SQUASHFS4_ZSTD",
+                "BR2_LINUX_KERNEL", "BR2_LINUX_KERNEL_USE_ARCH_DEFAULT_CONFIG"):
+        assert cfg.get(sym) == "y", sym
+    # BusyBox init is Buildroot's default: the defconfig must not pick another
+    assert not any(k.startswith("BR2_INIT_") for k in cfg if k != "BR2_INIT_BUSYBOX")
+
+
+def test_keel_package_builds_tui_and_selects_textual():
+    mk = (EXT / "package/keel/keel.mk").read_text()
+    assert re.search(r"^KEEL_SITE = \$\(BR2_EXTERNAL_KEEL_PATH\)/\.\./tui$", mk, re.M)
+    assert re.search(r"^KEEL_SITE_METHOD = local$", mk, re.M)
+    assert "$(eval $(python-package))" in mk
+    backend = re.search(r'build-backend = "([^"]+)"', (TOP / "tui/pyproject.toml").read_text())
+    setup_type = re.search(r"^KEEL_SETUP_TYPE = (\w+)$", mk, re.M).group(1)
+    assert (backend.group(1), setup_type) == ("setuptools.build_meta", "setuptools")
+    config_in = (EXT / "package/keel/Config.in").read_text()
+    assert "select BR2_PACKAGE_PYTHON_TEXTUAL" in config_in
+    assert "depends on BR2_PACKAGE_PYTHON3" in config_in
+
+
+def test_boot_img_reaches_the_images_directory():
+    """post-image.sh needs images/boot.img; Buildroot's grub2 leaves it in its build tree."""
+    mk = (EXT / "external.mk").read_text()
+    assert "GRUB2_POST_INSTALL_IMAGES_HOOKS += KEEL_GRUB2_INSTALL_BOOT_IMG" in mk
+    assert "build-i386-pc/grub-core/boot.img" in mk
+    assert "LINUX_POST_BUILD_HOOKS += KEEL_LINUX_CHECK_CONFIG" in mk

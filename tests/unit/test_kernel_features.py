@@ -1,0 +1,117 @@
+"""The one list of kernel features: the fragment against it, the final
+.config against the fragment, and what keel doctor reads on a running kernel."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from keel import kernel_features as kf
+
+TOP = Path(__file__).resolve().parents[2]
+FRAGMENT = TOP / "board/keel/x86_64/linux.fragment"
+CHECK = TOP / "buildroot-external/scripts/check-kernel-config"
+
+
+def test_fragment_sets_exactly_the_list():
+    assert kf.check_fragment(FRAGMENT.read_text()) == []
+
+
+def test_list_has_no_duplicates_and_every_feature_a_reason():
+    symbols = [f.symbol for f in kf.FEATURES]
+    assert len(symbols) == len(set(symbols))
+    assert all(f.why and f.value == "y" for f in kf.FEATURES)
+
+
+@pytest.mark.parametrize("symbol", [
+    # the reference list of what the router needs
+    "NET_SCH_CAKE", "NET_SCH_FQ_CODEL", "DEFAULT_FQ_CODEL", "NET_SCH_INGRESS", "NET_CLS_ACT",
+    "NET_CLS_MATCHALL", "NET_CLS_U32", "NET_ACT_MIRRED", "IFB", "WIREGUARD",
+    "IP_ADVANCED_ROUTER", "IP_MULTIPLE_TABLES", "IPV6_MULTIPLE_TABLES", "NETFILTER_ADVANCED",
+    "NF_CONNTRACK", "NF_NAT", "NF_TABLES_INET", "NF_TABLES_IPV4", "NF_TABLES_IPV6",
+    "NF_TABLES_NETDEV", "NFT_CT", "NFT_NAT", "NFT_MASQ", "NFT_REJECT", "NFT_LOG", "NFT_LIMIT",
+    "NFT_FIB_INET", "NF_FLOW_TABLE_INET", "NFT_FLOW_OFFLOAD", "VIRTIO_PCI", "VIRTIO_NET",
+    "VIRTIO_BLK", "SCSI_VIRTIO", "VIRTIO_CONSOLE", "HW_RANDOM_VIRTIO", "SERIAL_8250_CONSOLE",
+    "EFI", "EFI_STUB", "EFI_PARTITION", "VFAT_FS", "EXT4_FS", "SQUASHFS", "SQUASHFS_ZSTD",
+    "OVERLAY_FS", "IKCONFIG_PROC", "DEVTMPFS", "DEVTMPFS_MOUNT", "IGC", "IGB", "E1000E",
+    "R8169", "CPU_FREQ_GOV_PERFORMANCE", "CPU_FREQ_DEFAULT_GOV_PERFORMANCE",
+    "X86_INTEL_PSTATE", "X86_AMD_PSTATE", "X86_ACPI_CPUFREQ", "CPU_IDLE", "CPU_IDLE_GOV_MENU",
+    "INTEL_IDLE", "ACPI_PROCESSOR", "KVM_GUEST", "HALTPOLL_CPUIDLE",
+])
+def test_reference_feature_listed_and_built_in(symbol):
+    assert kf.BY_SYMBOL[symbol].value == "y"
+    assert kf.parse_kconfig(FRAGMENT.read_text())[symbol] == "y"
+
+
+def test_doctor_checks_the_modules_it_checked_before():
+    before = {"wireguard", "sch_cake", "ifb", "act_mirred", "cls_matchall", "nf_tables",
+              "nft_nat", "nft_masq", "nft_ct", "sch_fq_codel"}
+    assert before <= set(kf.doctor_modules())
+
+
+def test_parse_kconfig():
+    text = ('CONFIG_A=y\nCONFIG_B=m\n# CONFIG_C is not set\nCONFIG_D="x y"\n'
+            "# a comment\n\nCONFIG_A=n\n")
+    assert kf.parse_kconfig(text) == {"A": "n", "B": "m", "C": "n", "D": '"x y"'}
+
+
+def test_fragment_problems_named():
+    text = FRAGMENT.read_text().replace("CONFIG_NET_SCH_CAKE=y", "CONFIG_NET_SCH_CAKE=m")
+    text = text.replace("CONFIG_IFB=y\n", "")
+    text += "CONFIG_SOMETHING_ELSE=y\n"
+    problems = kf.check_fragment(text)
+    assert len(problems) == 3
+    assert any("NET_SCH_CAKE=m" in p and "y needed" in p for p in problems)
+    assert any("CONFIG_IFB missing" in p for p in problems)
+    assert any("CONFIG_SOMETHING_ELSE" in p and "not in the feature list" in p for p in problems)
+
+
+def test_final_config_complete_and_incomplete():
+    fragment = FRAGMENT.read_text()
+    final = fragment + "CONFIG_OTHER=y\n"
+    assert kf.check_final_config(fragment, final) == []
+    dropped = final.replace("CONFIG_HALTPOLL_CPUIDLE=y", "# CONFIG_HALTPOLL_CPUIDLE is not set")
+    dropped = dropped.replace("CONFIG_IFB=y", "CONFIG_IFB=m")
+    problems = kf.check_final_config(fragment, dropped)
+    assert len(problems) == 2
+    assert any("HALTPOLL_CPUIDLE=y asked" in p and "not set" in p for p in problems)
+    assert any("IFB=y asked" in p and "=m" in p for p in problems)
+
+
+def test_check_script(tmp_path):
+    good = subprocess.run([str(CHECK), "--fragment", str(FRAGMENT)],
+                          capture_output=True, text=True)
+    assert good.returncode == 0, good.stderr
+    config = tmp_path / ".config"
+    config.write_text(FRAGMENT.read_text())
+    ok = subprocess.run([str(CHECK), str(config), str(FRAGMENT)], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    config.write_text(FRAGMENT.read_text().replace("CONFIG_WIREGUARD=y", ""))
+    bad = subprocess.run([str(CHECK), str(config), str(FRAGMENT)], capture_output=True, text=True)
+    assert bad.returncode == 1
+    assert "CONFIG_WIREGUARD=y asked" in bad.stderr
+
+
+def test_runtime_presence_from_config_gz_text():
+    config = FRAGMENT.read_text().replace("CONFIG_NET_SCH_CAKE=y", "CONFIG_NET_SCH_CAKE=m")
+    config = config.replace("CONFIG_IFB=y", "# CONFIG_IFB is not set")
+    present = kf.runtime_presence(config)
+    assert present["sch_cake"] is True
+    assert present["ifb"] is False
+    assert set(present) == set(kf.doctor_modules())
+
+
+def test_runtime_presence_from_module_listings():
+    builtin = "kernel/net/sched/sch_cake.ko\nkernel/drivers/net/ifb.ko\n"
+    dep = ("kernel/drivers/net/wireguard/wireguard.ko.zst: kernel/lib/crypto/libchacha.ko.zst\n"
+           "kernel/net/sched/act_mirred.ko.xz:\n")
+    loaded = "nf_tables 356352 0 - Live 0x0000000000000000\n"
+    present = kf.runtime_presence(None, modules_builtin=builtin, modules_dep=dep,
+                                  proc_modules=loaded)
+    assert present["sch_cake"] and present["ifb"] and present["wireguard"]
+    assert present["act_mirred"] and present["nf_tables"]
+    assert not present["nft_masq"]
+    everything = kf.runtime_presence(None, modules_builtin=builtin, only_doctor=False)
+    assert everything["net_cls_act"] is False  # no module, no config: unknown is absent
