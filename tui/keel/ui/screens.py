@@ -166,8 +166,7 @@ def progress_bar(fraction: float, width: int = 30) -> str:
 
 class SelfTestScreen(PollingScreen):
     POLLS = ("latency",)
-    KEYS = ("[t] throughput [b] bufferbloat [c] compare CAKE on/off [m] MTU  [a] apply rates"
-            "  [esc] back")
+    KEYS = "[t]hroughput [b]ufferbloat [c]ompare CAKE on/off [m]tu [a]pply rates [esc] back"
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("t", "run('throughput')", "throughput"),
         Binding("b", "run('bufferbloat')", "bufferbloat"),
