@@ -32,6 +32,7 @@ class PhaseResult:
     grade: str | None
     down_mbit: float | None
     up_mbit: float | None
+    window: tuple[float, float] = (0.0, 0.0)  # epoch seconds the phase was measured
 
 
 @dataclass(frozen=True)
@@ -135,10 +136,12 @@ def run_bufferbloat(peer: Peer, *, idle_s: int = 5, load_s: int = 10, streams: i
         time.sleep(0.3)
         samples_in = {n: inside.between(*w) for n, w in windows.items()}
         samples_out = {n: outside.between(*w) for n, w in windows.items()} if outside else {}
-    return summarize(samples_in, samples_out, loads, cake_bypassed)
+    return summarize(samples_in, samples_out, loads, cake_bypassed, windows)
 
 
-def summarize(samples_in, samples_out, loads, cake_bypassed: bool) -> BufferbloatResult:
+def summarize(samples_in, samples_out, loads, cake_bypassed: bool,
+              windows: dict[str, tuple[float, float]] | None = None) -> BufferbloatResult:
+    windows = windows or {}
     idle = latency_stats([s.rtt_ms for s in samples_in["idle"]])
     if math.isnan(idle.p50_ms):
         raise SelfTestError("no latency sample came back at idle")
@@ -158,13 +161,15 @@ def summarize(samples_in, samples_out, loads, cake_bypassed: bool) -> Bufferbloa
                 up = result.received_bps / 1e6
                 down = (result.bidir_reverse_bps or 0.0) / 1e6
         if name == "idle":
-            phases.append(PhaseResult(name, tunnel, outside, None, None, None, None, None))
+            phases.append(PhaseResult(name, tunnel, outside, None, None, None, None, None,
+                                      windows.get(name, (0.0, 0.0))))
             continue
         inc50 = max(0.0, tunnel.p50_ms - idle.p50_ms)
         inc95 = max(0.0, tunnel.p95_ms - idle.p50_ms)
         if math.isnan(inc50):
             inc50 = inc95 = float("inf")  # every probe lost under load
-        phases.append(PhaseResult(name, tunnel, outside, inc50, inc95, grade(inc50), down, up))
+        phases.append(PhaseResult(name, tunnel, outside, inc50, inc95, grade(inc50), down, up,
+                                  windows.get(name, (0.0, 0.0))))
     by = {p.name: p for p in phases}
     increase = (by["download"].increase_p50_ms + by["upload"].increase_p50_ms) / 2
     loaded = [p.tunnel.p50_ms for p in phases[1:] if not math.isnan(p.tunnel.p50_ms)]
