@@ -75,7 +75,7 @@ def print_bufferbloat(results: list) -> None:
 
 def run(args) -> int:
     _stop_on_signals()
-    report = _printer(args.json)
+    report = _printer(quiet=False)  # progress goes to stderr, JSON to stdout
     try:
         peer = _peer(args)
         if args.test == "throughput":

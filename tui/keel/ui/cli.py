@@ -35,7 +35,10 @@ def run_tui(args: argparse.Namespace) -> int:
         app = KeelApp(fake_collectors(), profile, runner=FakeSelfTestRunner(delay=1.0),
                       apply_rates=lambda r: "fake: rates not applied", quit_after=args.seconds)
     else:
-        app = KeelApp(real_collectors(), profile, quit_after=args.seconds)
+        from keel.selftest.ui_runner import KeelSelfTestRunner
+
+        app = KeelApp(real_collectors(), profile, runner=KeelSelfTestRunner(),
+                      quit_after=args.seconds)
     app.run(mouse=profile.mouse)
     return app.return_code or 0
 
