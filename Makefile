@@ -37,4 +37,105 @@ demo: dev-image
 	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m tests.lab
 
 # >>> release (Buildroot): make image, make check, pass-through targets
+# make image                    the release image with Buildroot (needs internet)
+# make image BUILDROOT_SRC=dir  use a local Buildroot tree instead of the download
+# make check [BUILDROOT_SRC=dir] static checks (+ check-package, defconfig round trip)
+# make <other target>           passed to Buildroot, e.g. make linux-menuconfig
+BR_VERSION := 2026.02.3
+# from buildroot-2026.02.3.tar.xz.sign (the release's PGP-signed hashes)
+BR_SHA256 := 5a59e7501b0b4ec52c41f4bfa79412320e0b37eae5f719605a258e8d0c6fc7fb
+BR_URL := https://buildroot.org/downloads/buildroot-$(BR_VERSION).tar.xz
+BR_DEFCONFIG := keel_x86_64_defconfig
+BR_EXTERNAL := $(TOP)/buildroot-external
+BR_SCRIPTS := $(BR_EXTERNAL)/scripts
+# Shared between checkouts and builds: the Buildroot tarball, every package's
+# source (BR2_DL_DIR) and ccache (BR2_CCACHE_DIR).
+KEEL_CACHE ?= $(HOME)/.cache/keel
+override KEEL_CACHE := $(abspath $(KEEL_CACHE))
+# Buildroot's output directory, made absolute (Buildroot would read a relative
+# O= against its own tree).
+O ?= $(OUT)/buildroot
+override O := $(abspath $(O))
+ifdef BUILDROOT_SRC
+override BUILDROOT_SRC := $(abspath $(BUILDROOT_SRC))
+BR_SRC := $(BUILDROOT_SRC)
+else
+BR_SRC := $(KEEL_CACHE)/buildroot-$(BR_VERSION)
+endif
+BR_MAKE := BR2_DL_DIR=$(KEEL_CACHE)/dl BR2_CCACHE_DIR=$(KEEL_CACHE)/ccache \
+	$(MAKE) -C $(BR_SRC) BR2_EXTERNAL=$(BR_EXTERNAL) O=$(O)
+ifdef BUILDROOT_SRC
+BR_FETCH := test -f $(BR_SRC)/Makefile || { echo "image: no Buildroot tree at $(BR_SRC)" >&2; exit 1; }
+else
+BR_FETCH := $(BR_SCRIPTS)/buildroot-src.sh $(BR_VERSION) $(BR_SHA256) $(BR_URL) $(KEEL_CACHE)
+endif
+RELEASE_IMAGES := keel-x86_64.img keel-x86_64.qcow2
+
+.PHONY: image image-preflight check check-shell check-python check-kernel-fragment check-buildroot
+
+image: image-preflight
+	@$(BR_FETCH)
+	@echo "== image: configuring $(BR_DEFCONFIG) in $(O) with $(BR_SRC)"
+	$(BR_MAKE) $(BR_DEFCONFIG)
+	@echo "== image: downloading every package's source into $(KEEL_CACHE)/dl"
+	$(BR_MAKE) source
+	@echo "== image: building (Buildroot's '>>> package version step' lines show progress)"
+	set -o pipefail; $(BR_MAKE) 2>&1 | tee $(O)/build.log
+	@mkdir -p $(OUT)/images
+	cp $(addprefix $(O)/images/,$(RELEASE_IMAGES)) $(OUT)/images/
+	@echo "== image: done: $(addprefix $(OUT)/images/,$(RELEASE_IMAGES))"
+
+# Fail at once, before any build step: offline (naming the URL and the
+# BUILDROOT_SRC override), or without qemu-img for the qcow2.
+image-preflight:
+ifndef BUILDROOT_SRC
+	@$(BR_SCRIPTS)/online.sh $(BR_URL)
+endif
+	@command -v qemu-img >/dev/null || \
+		{ echo "image: qemu-img is needed for the qcow2 (Debian: qemu-utils)" >&2; exit 1; }
+
+check: check-shell check-python check-kernel-fragment check-buildroot
+	@echo "== check: all passed"
+
+check-shell:
+	@echo "== check: shellcheck"
+	@command -v shellcheck >/dev/null || { echo "check: install shellcheck" >&2; exit 1; }
+	cd $(TOP) && shellcheck $$($(BR_SCRIPTS)/shell-scripts.sh board overlay buildroot-external .ci)
+
+check-python:
+	@echo "== check: ruff"
+	@command -v ruff >/dev/null || { echo "check: pip install ruff" >&2; exit 1; }
+	cd $(TOP) && ruff check tui tests
+
+check-kernel-fragment:
+	@echo "== check: kernel fragment against the feature list (tui/keel/kernel_features.py)"
+	$(BR_SCRIPTS)/check-kernel-config --fragment $(TOP)/board/keel/x86_64/linux.fragment
+
+check-buildroot:
+ifdef BUILDROOT_SRC
+	@echo "== check: utils/check-package -b on buildroot-external/"
+	cd $(BR_EXTERNAL) && $(BUILDROOT_SRC)/utils/check-package -b $$(find . -type f | sort)
+	@echo "== check: $(BR_DEFCONFIG) configure + savedefconfig round trip"
+	$(BR_SCRIPTS)/defconfig-roundtrip.sh $(BUILDROOT_SRC) $(BR_EXTERNAL) $(BR_DEFCONFIG) \
+		$(OUT)/buildroot-check
+else
+	@echo "== check: Buildroot checks skipped: no BUILDROOT_SRC given (check-package and the defconfig round trip need a Buildroot tree)"
+endif
+
+# Never remake the makefile through the pass-through rule below.
+$(sort Makefile $(MAKEFILE_LIST)): ;
+
+# Last resort: any other target goes to Buildroot (make linux-menuconfig,
+# make busybox-rebuild, ...). Explicit targets above and in the rest of this
+# Makefile always win over this pattern rule.
+# The output directory is configured once; later targets keep its .config.
+%: | $(O)/.config
+	$(BR_MAKE) $@
+
+$(O)/.config:
+ifndef BUILDROOT_SRC
+	@test -f $(BR_SRC)/Makefile || $(BR_SCRIPTS)/online.sh $(BR_URL)
+endif
+	@$(BR_FETCH)
+	$(BR_MAKE) $(BR_DEFCONFIG)
 # <<< release (Buildroot)
