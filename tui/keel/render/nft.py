@@ -42,7 +42,7 @@ def render_ruleset(model: RouterModel) -> str:
         w = _set(wans)
         if fw.allow_ping_wan:
             lines.append(f"\t\tiifname {w} icmp type {{ echo-request, destination-unreachable, "
-                         "time-exceeded }} limit rate 20/second accept")
+                         "time-exceeded } limit rate 20/second accept")
         if tun and model.tunnel:
             lines.append(f"\t\tiifname {w} udp dport {model.tunnel.listen_port} accept")
         if fw.allow_ssh_wan:
