@@ -25,7 +25,7 @@ def run_doctor(as_json: bool, seconds: float) -> int:
         model = load_model(source.read_text(), str(source))
     except (InvalidConfig, OSError) as err:
         found.append(checks.Check("config", str(source), checks.FAIL, str(err)))
-    found += checks.check_kernel(collect.kernel_module_presence())
+    found += checks.check_kernel(collect.kernel_feature_presence())
     asked = model.tuning if model is not None else Tuning()
     found += checks.check_tuning(collect.tuning(), asked.governor,
                                  asked.max_latency_us if asked.hold_latency else None)

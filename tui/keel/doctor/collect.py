@@ -3,38 +3,38 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import time
 from pathlib import Path
 
+from keel.kernel_features import runtime_presence
 from keel.parse import procstat, tcqdisc, wgdump
 from keel.system.commands import Runner
 from keel.tuning.cpu import CpuTuning, read_tuning
 
-# The modules the router loads (also built in, on the release kernel).
-ROUTER_MODULES = ("wireguard", "sch_cake", "ifb", "act_mirred", "cls_matchall", "nf_tables",
-                  "nft_nat", "nft_masq", "nft_ct", "sch_fq_codel")
 
-
-def kernel_module_presence(modules: tuple[str, ...] = ROUTER_MODULES,
-                           release: str | None = None,
-                           root: Path = Path("/")) -> dict[str, bool]:
-    """Each module: loaded, built in, or installed for this kernel."""
+def kernel_feature_presence(root: Path = Path("/"), release: str | None = None
+                            ) -> dict[str, bool]:
+    """The router's kernel features (keel.kernel_features, the one list) on the
+    running kernel: from /proc/config.gz where the kernel has it, else from the
+    module lists (built in, installed, loaded)."""
     release = release or os.uname().release
     moddir = root / "lib" / "modules" / release
-    names: set[str] = set()
-    for listing in ("modules.builtin", "modules.dep"):
+
+    def read(path: Path) -> str:
         try:
-            text = (moddir / listing).read_text()
+            return path.read_text()
         except OSError:
-            continue
-        for line in text.splitlines():
-            path = line.split(":", 1)[0]
-            names.add(Path(path).name.split(".ko")[0].replace("-", "_"))
+            return ""
+
+    config = ""
     with contextlib.suppress(OSError):
-        names |= {line.split()[0] for line in (root / "proc/modules").read_text().splitlines()}
-    return {module: module in names for module in modules}
+        config = gzip.decompress((root / "proc/config.gz").read_bytes()).decode()
+    return runtime_presence(config or None, modules_builtin=read(moddir / "modules.builtin"),
+                            modules_dep=read(moddir / "modules.dep"),
+                            proc_modules=read(root / "proc/modules"))
 
 
 def steal_over(seconds: float) -> dict[str, procstat.CpuShare]:
