@@ -24,7 +24,8 @@ help:
 dev-image:
 	$(TOP)/board/keel/dev-image/build.sh $(OUT)
 
-test: dev-image
+# static checks first (fast), then the dev image, then every test
+test: check dev-image
 	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m pytest $(PYTEST_ARGS) tests
 
 test-unit:
