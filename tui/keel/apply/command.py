@@ -61,7 +61,9 @@ class Applier:
     def apply_text(self, text: str, source: str, *, dry_run: bool = False,
                    note: str = "apply") -> int:
         model = load_model(text, source)  # raises InvalidConfig: nothing touched
-        if (not dry_run and model.tunnel is not None
+        # the key exists from the first boot on, so `keel show pubkey` can be
+        # given to the peer before the tunnel is configured
+        if (not dry_run and self.key_path.parent.parent.is_dir()
                 and keys.ensure_private_key(self.key_path, self.runner)):
             self.report(f"wireguard: made a new private key in {self.key_path}")
         try:
