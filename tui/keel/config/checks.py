@@ -1,4 +1,6 @@
-"""Value checks: each returns None when the value is fine, else the reason."""
+"""Value checks named by the schema's Rule.syntax: each takes a string and
+returns None when it is fine, else the reason. A reason never repeats the
+value (it could be a key)."""
 
 from __future__ import annotations
 
@@ -6,32 +8,71 @@ import base64
 import binascii
 import ipaddress
 import re
+from collections.abc import Callable
 
-_IFNAME = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")
-_HOSTNAME = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
-_LEASE = re.compile(r"^(\d+[smhd]?|infinite)$")
+from keel.config.schema import Rule
+
+IFNAMSIZ = 16  # the kernel's buffer, with the terminating NUL
+_IFNAME_CHARS = re.compile(r"^[A-Za-z0-9_.@+-]+$")
+_LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
+_LEASE = re.compile(r"^(\d+[smhdw]?|infinite)$")
+_ENDPOINT_V6 = re.compile(r"^\[([^\]]*)\]:(\d{1,5})$")
+_ENDPOINT = re.compile(r"^([^:\[\]]*):(\d{1,5})$")
 
 
 def ifname(value: str) -> str | None:
-    if not _IFNAME.match(value) or value in (".", ".."):
-        return "not an interface name (1-15 characters: letters, digits, '_', '-', '.')"
+    """Linux's dev_valid_name(): 1..IFNAMSIZ-1 bytes, not "." or "..", no '/',
+    ':' or white space; keel also keeps to characters safe in tc/nft/ip."""
+    bad = "not an interface name"
+    if not value:
+        return f"{bad}: empty"
+    if len(value.encode()) > IFNAMSIZ - 1:
+        return f"{bad}: longer than {IFNAMSIZ - 1} characters"
+    if value in (".", ".."):
+        return f"{bad}: '.' and '..' are not allowed"
+    if any(ch in "/:" or ch.isspace() for ch in value):
+        return f"{bad}: '/', ':' and white space are not allowed"
+    if not _IFNAME_CHARS.match(value):
+        return f"{bad}: use letters, digits and _ . @ + -"
     return None
 
 
 def hostname(value: str) -> str | None:
-    return None if _HOSTNAME.match(value) else "not a host name (letters, digits, '-')"
+    return None if _LABEL.match(value) else (
+        "not a host name (1-63 letters, digits and '-', not starting or ending with '-')")
+
+
+def dns_name(value: str) -> str | None:
+    if not value or len(value) > 253:
+        return "not a host name"
+    labels = value.removesuffix(".").split(".")
+    if all(label.isdigit() for label in labels):
+        return None if _is_ipv4(value) else "not an IPv4 address"
+    return None if all(_LABEL.match(label) for label in labels) else "not a host name"
+
+
+def _is_ipv4(value: str) -> bool:
+    try:
+        ipaddress.IPv4Address(value)
+    except ValueError:
+        return False
+    return True
 
 
 def interface_address(value: str) -> str | None:
-    """An address with its prefix: 192.168.77.1/24."""
+    """An address with its prefix length: 192.168.77.1/24."""
     if "/" not in value:
         return "needs a prefix length, like 192.168.77.1/24"
     try:
         iface = ipaddress.ip_interface(value)
     except ValueError:
         return "not an address with a prefix length"
-    if iface.ip == iface.network.network_address and iface.network.prefixlen < 31:
-        return "is the network's own address, not a host address"
+    net = iface.network
+    if net.version == 4 and net.prefixlen < 31:
+        if iface.ip == net.network_address:
+            return "is the network's own address, not a host address"
+        if iface.ip == net.broadcast_address:
+            return "is the broadcast address, not a host address"
     return None
 
 
@@ -52,44 +93,69 @@ def prefix(value: str) -> str | None:
 
 
 def wg_key(value: str) -> str | None:
-    """A WireGuard key: base64 of exactly 32 bytes (the value is never echoed)."""
+    """A WireGuard key as `wg` writes it: 44 characters of base64 for 32 bytes,
+    in canonical form (wg refuses keys whose unused bits are set)."""
     try:
         raw = base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
         return "invalid key: not base64"
-    return None if len(raw) == 32 else "invalid key: not 32 bytes"
-
-
-def endpoint(value: str) -> str | None:
-    """host:port, or [v6]:port."""
-    m = re.match(r"^\[([^\]]+)\]:(\d+)$", value) or re.match(r"^([^:\[\]]+):(\d+)$", value)
-    if not m:
-        return "not host:port (or [IPv6]:port)"
-    host, port = m[1], int(m[2])
-    if not 1 <= port <= 65535:
-        return "port outside 1-65535"
-    if ":" in host and address(host):
-        return "not an IPv6 address in [...]"
-    if ":" not in host and not re.match(r"^[A-Za-z0-9.-]+$", host):
-        return "not a host name or address"
+    if len(raw) != 32 or len(value) != 44:
+        return "invalid key: not 32 bytes (44 base64 characters)"
+    if base64.b64encode(raw).decode() != value:
+        return "invalid key: not canonical base64 (unused bits set)"
     return None
 
 
-def port(value: int) -> str | None:
-    return None if 1 <= value <= 65535 else "outside 1-65535"
+def endpoint(value: str) -> str | None:
+    """host:port, or [IPv6]:port."""
+    if m := _ENDPOINT_V6.match(value):
+        host_reason = None
+        try:
+            ipaddress.IPv6Address(m[1])
+        except ValueError:
+            host_reason = "not an IPv6 address inside [...]"
+    elif m := _ENDPOINT.match(value):
+        host_reason = dns_name(m[1])
+    else:
+        return "not host:port (or [IPv6]:port)"
+    if host_reason:
+        return host_reason
+    return None if 1 <= int(m[2]) <= 65535 else "port outside 1-65535"
 
 
 def lease(value: str) -> str | None:
     return None if _LEASE.match(value) else "not a lease time like 12h, 30m or infinite"
 
 
-def between(low: int, high: int):
-    def check(value: int) -> str | None:
-        return None if low <= value <= high else f"outside {low}-{high}"
-    return check
+SYNTAXES: dict[str, Callable[[str], str | None]] = {
+    "ifname": ifname,
+    "hostname": hostname,
+    "address": address,
+    "prefix": prefix,
+    "interface_address": interface_address,
+    "wg_key": wg_key,
+    "endpoint": endpoint,
+    "lease": lease,
+}
 
 
-def one_of(*choices: str):
-    def check(value: str) -> str | None:
-        return None if value in choices else "must be one of: " + ", ".join(choices)
-    return check
+def _span(low: int, high: int) -> str:
+    return f"{low}-{high}" if low >= 0 else f"{low}..{high}"
+
+
+def by_rule(rule: Rule, value: str | int) -> str | None:
+    """The reason a well-typed value breaks its rule, or None."""
+    if isinstance(value, int):
+        if rule.low is not None and rule.high is not None and not (
+                rule.low <= value <= rule.high):
+            unit = f" {rule.unit}" if rule.unit else ""
+            return f"outside {_span(rule.low, rule.high)}{unit}"
+        return None
+    if rule.choices and value not in rule.choices:
+        if rule.low is not None and rule.high is not None:
+            return (f"must be a number of bytes ({_span(rule.low, rule.high)}) or one of: "
+                    + ", ".join(rule.choices))
+        return "must be one of: " + ", ".join(rule.choices)
+    if rule.syntax:
+        return SYNTAXES[rule.syntax](value)
+    return None

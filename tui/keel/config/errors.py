@@ -15,7 +15,13 @@ class Problem:
 
 
 class ConfigError(ValueError):
+    """An invalid config: every problem found, in file order where possible."""
+
     def __init__(self, source: str, problems: list[Problem]) -> None:
         self.source = source
-        self.problems = problems
-        super().__init__("\n".join(f"{source}: {p}" for p in problems))
+        self.problems = list(problems)
+        super().__init__("\n".join(self.lines()))
+
+    def lines(self) -> list[str]:
+        """One line per problem: `FILE: key.path: reason`."""
+        return [f"{self.source}: {p}" for p in self.problems]

@@ -1,25 +1,33 @@
 """Loading keel.toml: TOML syntax, then every key against the schema, then the
-rules that tie keys together. All problems are collected, each with its key
-path; nothing is applied from an invalid file. Values are never echoed in a
-reason (a mistyped key could be a private key)."""
+rules that tie keys together (relations.py). All problems are collected, each
+with its key path; nothing is applied from an invalid file. A reason never
+repeats a value, and the values of keys named like private/secret/preshared
+are scrubbed from every message all the same."""
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
-import ipaddress
+import json
+import re
 import tomllib
-import types
 import typing
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+from keel.config import describe
+from keel.config.checks import by_rule
 from keel.config.errors import ConfigError, Problem
-from keel.config.schema import Config
+from keel.config.relations import cross_checks
+from keel.config.schema import ANY, Config, Rule, is_secret
 
 _BAD = object()
-_TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false", dict: "a table",
-               list: "an array", float: "a number"}
+_TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false", float: "a number",
+               dict: "a table", list: "an array"}
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+_AT_LINE = re.compile(r"\(at line (\d+), column (\d+)\)|\(at end of document\)")
+REDACTED = "<redacted>"
 
 
 def _what(value: Any) -> str:
@@ -28,172 +36,189 @@ def _what(value: Any) -> str:
     for kind, name in _TYPE_NAMES.items():
         if isinstance(value, kind):
             return name
-    return type(value).__name__
+    return "a date or time" if hasattr(value, "isoformat") else type(value).__name__
+
+
+def segment(name: str) -> str:
+    """A key as TOML writes it in a dotted path: bare, else quoted."""
+    return name if _BARE.match(name) else json.dumps(name)
 
 
 def _join(path: str, name: str) -> str:
-    return f"{path}.{name}" if path else name
+    return f"{path}.{segment(name)}" if path else segment(name)
 
 
-def _unwrap(tp: Any) -> tuple[Any, ...]:
-    """The allowed types of an annotation, without None."""
-    if isinstance(tp, types.UnionType) or typing.get_origin(tp) is typing.Union:
-        return tuple(t for t in typing.get_args(tp) if t is not type(None))
-    return (tp,)
-
-
-def _scalar_ok(kind: Any, value: Any) -> bool:
+def _typed(kind: Any, value: Any) -> bool:
     if kind is bool:
         return isinstance(value, bool)
     if kind is int:
         return isinstance(value, int) and not isinstance(value, bool)
-    if kind is str:
-        return isinstance(value, str)
-    return False
+    return kind is str and isinstance(value, str)
 
 
-def _convert(tp: Any, value: Any, path: str, meta: dict, problems: list[Problem]) -> Any:
-    kinds = _unwrap(tp)
-    kind = kinds[0]
-    if dataclasses.is_dataclass(kind):
-        return _build(kind, value, path, problems)
-    if typing.get_origin(kind) is tuple:
-        item = typing.get_args(kind)[0]
-        if not isinstance(value, list):
-            problems.append(Problem(path, f"must be an array, not {_what(value)}"))
-            return _BAD
-        out = []
-        for i, element in enumerate(value):
-            p = f"{path}[{i}]"
-            if dataclasses.is_dataclass(item):
-                built = _build(item, element, p, problems)
-            elif not _scalar_ok(item, element):
-                problems.append(Problem(p, f"must be {_TYPE_NAMES[item]}, not {_what(element)}"))
-                built = _BAD
-            else:
-                reason = meta.get("item_check") and meta["item_check"](element)
-                if reason:
-                    problems.append(Problem(p, reason))
-                built = element if not reason else _BAD
-            out.append(built)
-        return tuple(out) if _BAD not in out and None not in out else _BAD
-    if not any(_scalar_ok(k, value) for k in kinds):
+def _unknown(name: str, path: str, fields: list[str]) -> Problem:
+    where = _join(path, name)
+    if is_secret(name):
+        if "private" in name.lower():
+            return Problem(where, "unknown key: the private key is not kept in keel.toml "
+                                  "(it lives in /data/keel/wireguard.key)")
+        return Problem(where, "unknown key: keel.toml holds no secrets")
+    close = difflib.get_close_matches(name, fields, 1)
+    if close:
+        return Problem(where, f"unknown key (did you mean '{close[0]}'?)")
+    elsewhere = describe.by_name().get(name, ())
+    if elsewhere:
+        return Problem(where, f"unknown key (did you mean '{elsewhere[0]}'?)")
+    return Problem(where, "unknown key")
+
+
+def _scalar(kinds: tuple[Any, ...], value: Any, path: str, rule: Rule,
+            problems: list[Problem]) -> Any:
+    if not any(_typed(k, value) for k in kinds):
         wanted = " or ".join(_TYPE_NAMES[k] for k in kinds)
         problems.append(Problem(path, f"must be {wanted}, not {_what(value)}"))
         return _BAD
-    reason = meta.get("check") and meta["check"](value)
+    reason = by_rule(rule, value)
     if reason:
         problems.append(Problem(path, reason))
         return _BAD
     return value
 
 
-def _build(cls: type, data: Any, path: str, problems: list[Problem]) -> Any:
+def _array(item: Any, value: Any, path: str, rule: Rule | None,
+           problems: list[Problem]) -> Any:
+    if not isinstance(value, list):
+        problems.append(Problem(path, f"must be an array, not {_what(value)}"))
+        return _BAD
+    out = []
+    for i, element in enumerate(value):
+        where = f"{path}[{i}]"
+        if dataclasses.is_dataclass(item):
+            out.append(_build(item, element, where, problems))
+        else:
+            out.append(_scalar((item,), element, where, rule or ANY, problems))
+    return _BAD if any(v is _BAD for v in out) else tuple(out)
+
+
+def _convert(annotation: Any, value: Any, path: str, meta: typing.Mapping[str, Any],
+             problems: list[Problem]) -> Any:
+    kinds = describe.kinds(annotation)
+    kind = kinds[0]
+    if dataclasses.is_dataclass(kind):
+        return _build(kind, value, path, problems)
+    item = describe.array_item(kind)
+    if item is not None:
+        return _array(item, value, path, meta.get("item"), problems)
+    return _scalar(kinds, value, path, meta.get("rule", ANY), problems)
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _build(cls: Any, data: Any, path: str, problems: list[Problem]) -> Any:
+    """cls built from a TOML table, or _BAD (problems say why), in file order."""
     if not isinstance(data, dict):
         problems.append(Problem(path, f"must be a table, not {_what(data)}"))
-        return None
-    hints = typing.get_type_hints(cls)
+        return _BAD
+    hints = _hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
-    for name in data:
-        if name not in fields:
-            close = difflib.get_close_matches(name, list(fields), 1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            problems.append(Problem(_join(path, name), f"unknown key{hint}"))
+    bad = False
     kwargs = {}
-    missing = False
+    for name, raw in data.items():
+        f = fields.get(name)
+        if f is None:
+            problems.append(_unknown(name, path, list(fields)))
+            bad = True
+            continue
+        value = _convert(hints[name], raw, _join(path, name), f.metadata, problems)
+        if value is _BAD:
+            bad = True
+        else:
+            kwargs[name] = value
     for name, f in fields.items():
-        p = _join(path, name)
-        if name not in data:
-            if f.metadata.get("required"):
-                problems.append(Problem(p, "missing (required)"))
-                missing = True
-            continue
-        value = _convert(hints[name], data[name], p, dict(f.metadata), problems)
-        if value is _BAD or value is None:
-            missing = missing or bool(f.metadata.get("required"))
-            continue
-        kwargs[name] = value
-    if missing:
-        return None
-    return cls(**kwargs)
+        if name not in data and f.metadata.get("required"):
+            problems.append(Problem(_join(path, name), "missing (required)"))
+            bad = True
+    return _BAD if bad else cls(**kwargs)
 
 
-def _cross_checks(cfg: Config) -> list[Problem]:
-    out: list[Problem] = []
-    wan, lan, wg = cfg.wan, cfg.lan, cfg.wireguard
-    if wan.mode == "static" and not wan.address:
-        out.append(Problem("wan.address", "missing: mode is static"))
-    if wan.mode == "dhcp" and (wan.address or wan.gateway):
-        out.append(Problem("wan.address" if wan.address else "wan.gateway",
-                           "only for mode = static (mode is dhcp)"))
-    if wan.gateway and wan.address:
-        net = ipaddress.ip_interface(wan.address).network
-        if ipaddress.ip_address(wan.gateway) not in net:
-            out.append(Problem("wan.gateway", f"not inside {net}"))
-    names = {"wan.interface": wan.interface}
-    if lan is not None:
-        names["lan.interface"] = lan.interface
-        net = ipaddress.ip_interface(lan.address).network
-        ends = [(k, v) for k, v in (("dhcp_start", lan.dhcp_start), ("dhcp_end", lan.dhcp_end))
-                if v is not None]
-        for k, v in ends:
-            if ipaddress.ip_address(v) not in net:
-                out.append(Problem(f"lan.{k}", f"not inside the LAN {net}"))
-        if (lan.dhcp_start is None) != (lan.dhcp_end is None):
-            out.append(Problem("lan.dhcp_end", "give both dhcp_start and dhcp_end, or neither"))
-        elif (len(ends) == 2 and all(ipaddress.ip_address(v) in net for _, v in ends)
-              and ipaddress.ip_address(lan.dhcp_start) > ipaddress.ip_address(lan.dhcp_end)):
-            out.append(Problem("lan.dhcp_end", "comes before dhcp_start"))
-    if wg.enabled:
-        names["wireguard.interface"] = wg.interface
-        if not wg.address:
-            out.append(Problem("wireguard.address", "missing: the tunnel needs an address"))
-        if wg.route == "prefixes" and not wg.prefixes:
-            out.append(Problem("wireguard.prefixes", "missing: route = prefixes"))
-        seen_keys: dict[str, int] = {}
-        seen_nets: list[tuple[int, ipaddress.IPv4Network | ipaddress.IPv6Network]] = []
-        for i, peer in enumerate(wg.peer):
-            if peer.public_key in seen_keys:
-                out.append(Problem(f"wireguard.peer[{i}].public_key",
-                                   f"duplicate of wireguard.peer[{seen_keys[peer.public_key]}]"))
-            seen_keys.setdefault(peer.public_key, i)
-            for j, allowed in enumerate(peer.allowed_ips):
-                net = ipaddress.ip_network(allowed)
-                for other, onet in seen_nets:
-                    if other != i and net.version == onet.version and net.overlaps(onet):
-                        out.append(Problem(f"wireguard.peer[{i}].allowed_ips[{j}]",
-                                           f"overlaps {onet} of wireguard.peer[{other}]"))
-                seen_nets.append((i, net))
-    else:
-        if wan.shaping.attach == "tunnel":
-            out.append(Problem("wan.shaping.attach", "tunnel, but wireguard is not enabled"))
-        if cfg.selftest.iperf3_server:
-            out.append(Problem("selftest.iperf3_server", "needs wireguard enabled"))
-    by_name: dict[str, str] = {}
-    for path, name in names.items():
-        if name in by_name:
-            out.append(Problem(path, f"same interface as {by_name[name]}"))
-        by_name.setdefault(name, path)
-    return out
+def _build_config(data: dict[str, Any], problems: list[Problem]) -> tuple[Config, set[str]]:
+    """The Config, with the default in place of each section that has a
+    problem, and the names of the sections that had none."""
+    hints = _hints(Config)
+    fields = {f.name: f for f in dataclasses.fields(Config)}
+    clean = set(fields) - set(data)
+    kwargs = {}
+    for name, raw in data.items():
+        f = fields.get(name)
+        if f is None:
+            problems.append(_unknown(name, "", list(fields)))
+            continue
+        count = len(problems)
+        value = _convert(hints[name], raw, name, f.metadata, problems)
+        if value is not _BAD and len(problems) == count:
+            kwargs[name] = value
+            clean.add(name)
+    return Config(**kwargs), clean
+
+
+def _secrets(data: Any, inside: bool = False) -> set[str]:
+    """Every string under a key named like a secret, and such keys' scalars."""
+    found: set[str] = set()
+    if isinstance(data, dict):
+        for name, value in data.items():
+            found |= _secrets(value, inside or is_secret(str(name)))
+    elif isinstance(data, list):
+        for value in data:
+            found |= _secrets(value, inside)
+    elif inside and data is not None and not isinstance(data, bool):
+        text = str(data)
+        if len(text) >= 4:  # scrubbing "1" out of every message would garble them
+            found.add(text)
+    return found
+
+
+def _scrub(problems: list[Problem], secrets: set[str]) -> list[Problem]:
+    def clean(text: str) -> str:
+        for secret in sorted(secrets, key=len, reverse=True):
+            text = text.replace(secret, REDACTED)
+        return text
+    return [Problem(clean(p.path), clean(p.reason)) for p in problems] if secrets else problems
+
+
+def syntax_problem(err: tomllib.TOMLDecodeError) -> Problem:
+    """A TOML syntax error, naming the line (and column)."""
+    text = str(err)
+    line = getattr(err, "lineno", None)
+    col = getattr(err, "colno", None)
+    m = _AT_LINE.search(text)
+    if line is None and m and m[1]:
+        line, col = int(m[1]), int(m[2])
+    what = _AT_LINE.sub("", getattr(err, "msg", text)).strip() or "invalid TOML"
+    where = f"line {line}, column {col}" if line else "the end of the file"
+    return Problem("", f"TOML syntax error at {where}: {what}")
 
 
 def load_text(text: str, source: str = "keel.toml") -> Config:
+    """A valid Config, or ConfigError with every problem found."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise ConfigError(source, [Problem("", f"TOML syntax error: {err}")]) from None
+        raise ConfigError(source, [syntax_problem(err)]) from None
     problems: list[Problem] = []
-    config = _build(Config, data, "", problems)
-    if config is not None and not problems:
-        problems += _cross_checks(config)
-    if problems or config is None:
-        raise ConfigError(source, problems or [Problem("", "invalid")])
+    config, clean = _build_config(data, problems)
+    problems += cross_checks(config, frozenset(clean))
+    if problems:
+        raise ConfigError(source, _scrub(problems, _secrets(data)))
     return config
 
 
-def load_file(path: Path) -> Config:
+def load_file(path: Path | str) -> Config:
+    path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_bytes().decode("utf-8")
     except OSError as err:
         raise ConfigError(str(path), [Problem("", f"cannot read: {err.strerror}")]) from None
     except UnicodeDecodeError:

@@ -1,114 +1,178 @@
-"""The one schema of keel.toml: frozen dataclasses whose field metadata carry
-each key's check and description. The loader, the docs and the UI read it."""
+"""The one schema of keel.toml: frozen dataclasses with defaults, and per key a
+declarative Rule (type from the annotation; range, allowed values, a named
+syntax, a unit) and a description. The loader, `keel config show`, the docs
+and the UI all read this module; no check is written anywhere else."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from keel.config import checks as c
+RATE_MAX_KBIT = 100_000_000  # 100 Gbit/s
 
-OVERHEAD_PRESETS = ("none", "ethernet", "docsis", "pppoe-vdsl", "pppoe-ptm", "bridged-ptm",
-                    "conservative")
+# CAKE overhead presets (bytes added to every packet), from the field
+# (OpenWrt sqm-scripts, CAKE's own keywords). "docsis" is passed to CAKE as its
+# keyword (18 bytes, MPU 64); the others as `overhead N`.
+OVERHEAD_PRESETS: dict[str, int] = {
+    "none": 0,            # no overhead compensation
+    "ethernet": 38,       # plain Ethernet: preamble, header, FCS, inter-frame gap
+    "docsis": 18,         # cable (cake keyword `docsis`)
+    "pppoe-vdsl": 34,     # VDSL2 PTM + PPPoE + VLAN
+    "pppoe-ptm": 30,      # cake keyword pppoe-ptm
+    "bridged-ptm": 22,    # cake keyword bridged-ptm
+    "conservative": 48,   # unknown link: a safe upper bound
+}
+OVERHEAD_BYTES = (-64, 256)
+
+GOVERNORS = ("performance", "schedutil", "ondemand", "powersave", "conservative")
 
 
-def key(default: Any, doc: str, check=None, item_check=None) -> Any:
-    meta = {"doc": doc, "check": check, "item_check": item_check}
+@dataclass(frozen=True)
+class Rule:
+    """What one value may be. `syntax` names a check in keel.config.checks
+    (ifname, hostname, address, prefix, interface_address, wg_key, endpoint,
+    lease); `low`..`high` bound integers; `choices` lists the allowed strings."""
+
+    syntax: str | None = None
+    low: int | None = None
+    high: int | None = None
+    choices: tuple[str, ...] = ()
+    unit: str = ""
+
+    def describe(self) -> str:
+        parts = []
+        if self.choices:
+            parts.append("one of " + ", ".join(self.choices))
+        if self.low is not None and self.high is not None:
+            parts.append(f"{self.low}..{self.high}" + (f" {self.unit}" if self.unit else ""))
+        elif self.unit:
+            parts.append(self.unit)
+        if self.syntax:
+            parts.append(self.syntax.replace("_", " "))
+        return "; ".join(parts)
+
+
+ANY = Rule()
+SECRET_WORDS = ("private", "secret", "preshared", "psk")
+
+
+def key(default: Any, doc: str, rule: Rule = ANY, *, item: Rule | None = None) -> Any:
+    """A key with a default. `item` is the rule of each element of an array."""
+    meta = {"doc": doc, "rule": rule, "item": item, "required": False}
     if isinstance(default, (list, tuple)):
         return field(default=tuple(default), metadata=meta)
     return field(default=default, metadata=meta)
 
 
-def required(doc: str, check=None, item_check=None) -> Any:
-    return field(metadata={"doc": doc, "check": check, "item_check": item_check,
-                           "required": True})
+def required(doc: str, rule: Rule = ANY, *, item: Rule | None = None) -> Any:
+    return field(metadata={"doc": doc, "rule": rule, "item": item, "required": True})
 
 
 def section(cls: type, doc: str) -> Any:
-    return field(default_factory=cls, metadata={"doc": doc})
+    return field(default_factory=cls, metadata={"doc": doc, "rule": ANY, "item": None,
+                                                "required": False})
 
 
-def _overhead(value: str | int) -> str | None:
-    if isinstance(value, bool):
-        return "must be a preset name or a number of bytes"
-    if isinstance(value, int):
-        return None if -64 <= value <= 256 else "outside -64-256 bytes"
-    return None if value in OVERHEAD_PRESETS else (
-        "must be a number of bytes or one of: " + ", ".join(OVERHEAD_PRESETS))
+def between(low: int, high: int, unit: str = "") -> Rule:
+    return Rule(low=low, high=high, unit=unit)
+
+
+def one_of(*choices: str) -> Rule:
+    return Rule(choices=choices)
+
+
+def syntax(name: str) -> Rule:
+    return Rule(syntax=name)
+
+
+PORT = between(1, 65535)
+RATE = between(0, RATE_MAX_KBIT, "kbit/s")
+IFNAME = syntax("ifname")
 
 
 @dataclass(frozen=True)
 class System:
-    hostname: str = key("keel", "the router's host name", c.hostname)
+    hostname: str = key("keel", "the router's host name", syntax("hostname"))
 
 
 @dataclass(frozen=True)
 class Shaping:
-    download_kbit: int = key(0, "CAKE rate from the internet, kbit/s; 0 = off",
-                             c.between(0, 100_000_000))
-    upload_kbit: int = key(0, "CAKE rate to the internet, kbit/s; 0 = off",
-                           c.between(0, 100_000_000))
-    overhead: str | int = key("ethernet", "per-packet overhead: a preset or bytes", _overhead)
-    diffserv: str = key("besteffort", "tins", c.one_of("besteffort", "diffserv3", "diffserv4",
-                                                        "diffserv8"))
-    nat: bool = key(True, "fairness per host behind NAT (dual-srchost/dsthost)")
+    download_kbit: int = key(0, "CAKE rate from the internet (ingress, via ifb4<wan>); "
+                                "0 = off", RATE)
+    upload_kbit: int = key(0, "CAKE rate to the internet (egress); 0 = off", RATE)
+    overhead: str | int = key(
+        "ethernet", "per-packet overhead: a preset name or a number of bytes",
+        Rule(choices=tuple(OVERHEAD_PRESETS), low=OVERHEAD_BYTES[0], high=OVERHEAD_BYTES[1],
+             unit="bytes"))
+    diffserv: str = key("besteffort", "CAKE tins: besteffort (one tin) or diffserv3/4/8",
+                        one_of("besteffort", "diffserv3", "diffserv4", "diffserv8"))
+    nat: bool = key(True, "fairness per host behind NAT (dual-srchost / dual-dsthost)")
     wash_ingress: bool = key(True, "clear DSCP marks coming from the internet")
-    ecn_ingress: bool = key(True, "ECN marking from the internet side (fq_codel when off)")
-    ecn_egress: bool = key(False, "ECN marking towards the internet (fq_codel when off)")
-    attach: str = key("wan", "where CAKE sits: wan (everything) or tunnel (flows inside "
-                             "WireGuard are seen one by one)", c.one_of("wan", "tunnel"))
+    ecn_ingress: bool = key(True, "ECN marking on the download side")
+    ecn_egress: bool = key(False, "ECN marking on the upload side")
+    attach: str = key("wan", "where CAKE sits: wan (everything on the WAN) or tunnel "
+                             "(wg0 + ifb4wg0: sees the flows inside WireGuard)",
+                      one_of("wan", "tunnel"))
 
 
 @dataclass(frozen=True)
 class Wan:
-    interface: str = key("eth0", "the WAN interface", c.ifname)
-    mode: str = key("dhcp", "dhcp or static", c.one_of("dhcp", "static"))
-    address: str | None = key(None, "static address with prefix, like 203.0.113.2/24",
-                              c.interface_address)
-    gateway: str | None = key(None, "static default gateway", c.address)
-    shaping: Shaping = section(Shaping, "CAKE on this WAN")
+    interface: str = key("eth0", "the WAN interface", IFNAME)
+    mode: str = key("dhcp", "how the WAN gets its address", one_of("dhcp", "static"))
+    address: str | None = key(None, "static address with prefix, like 203.0.113.2/24 "
+                                    "(mode = static)", syntax("interface_address"))
+    gateway: str | None = key(None, "static default gateway (mode = static)",
+                              syntax("address"))
+    shaping: Shaping = section(Shaping, "CAKE on this WAN, both directions")
 
 
 @dataclass(frozen=True)
 class Lan:
-    interface: str = key("eth1", "the LAN interface", c.ifname)
+    interface: str = key("eth1", "the LAN interface", IFNAME)
     address: str = key("192.168.77.1/24", "the router's LAN address with prefix",
-                       c.interface_address)
-    dhcp_start: str | None = key("192.168.77.100", "first address handed out", c.address)
-    dhcp_end: str | None = key("192.168.77.199", "last address handed out", c.address)
-    dhcp_lease: str = key("12h", "lease time", c.lease)
+                       syntax("interface_address"))
+    dhcp_start: str | None = key("192.168.77.100", "first address handed out by DHCP",
+                                 syntax("address"))
+    dhcp_end: str | None = key("192.168.77.199", "last address handed out by DHCP",
+                               syntax("address"))
+    dhcp_lease: str = key("12h", "DHCP lease time (like 12h, 30m, infinite)", syntax("lease"))
 
 
 @dataclass(frozen=True)
 class Peer:
-    public_key: str = required("the peer's public key", c.wg_key)
-    allowed_ips: tuple[str, ...] = required("prefixes routed to this peer", None, c.prefix)
-    endpoint: str | None = key(None, "host:port to reach the peer (none: it reaches us)",
-                               c.endpoint)
-    keepalive: int = key(0, "persistent keepalive, seconds; 0 = off", c.between(0, 65535))
+    public_key: str = required("the peer's public key (base64, 32 bytes)", syntax("wg_key"))
+    allowed_ips: tuple[str, ...] = required("prefixes this peer may send from and is sent",
+                                            item=syntax("prefix"))
+    endpoint: str | None = key(None, "host:port or [IPv6]:port to reach the peer "
+                                     "(leave out when the peer reaches us)",
+                               syntax("endpoint"))
+    keepalive: int = key(0, "persistent keepalive; 0 = off", between(0, 65535, "s"))
 
 
 @dataclass(frozen=True)
 class WireGuard:
-    enabled: bool = key(False, "run the WireGuard tunnel")
-    interface: str = key("wg0", "the tunnel interface", c.ifname)
+    enabled: bool = key(False, "run the WireGuard tunnel (the private key is kept in "
+                               "/data/keel/wireguard.key, made on first boot)")
+    interface: str = key("wg0", "the tunnel interface", IFNAME)
     address: tuple[str, ...] = key((), "the router's tunnel addresses with prefix",
-                                   None, c.interface_address)
-    listen_port: int = key(51820, "UDP port to listen on", c.port)
-    mtu: int = key(1420, "tunnel MTU (underlay MTU - 80)", c.between(1280, 9000))
-    route: str = key("none", "what goes through the tunnel: none, all, or prefixes",
-                     c.one_of("none", "all", "prefixes"))
-    prefixes: tuple[str, ...] = key((), "prefixes routed through the tunnel (route = "
-                                        "prefixes)", None, c.prefix)
-    peer: tuple[Peer, ...] = key((), "peers ([[wireguard.peer]] tables)")
+                                   item=syntax("interface_address"))
+    listen_port: int = key(51820, "UDP port to listen on (opened on the WAN)", PORT)
+    mtu: int = key(1420, "tunnel MTU: the underlay's MTU - 80", between(1280, 9000, "bytes"))
+    route: str = key("none", "what goes through the tunnel: none (only the peers' "
+                             "allowed_ips), all (the default route), or prefixes",
+                     one_of("none", "all", "prefixes"))
+    prefixes: tuple[str, ...] = key((), "prefixes routed through the tunnel "
+                                        "(route = prefixes)", item=syntax("prefix"))
+    peer: tuple[Peer, ...] = key((), "peers, one [[wireguard.peer]] table each")
 
 
 @dataclass(frozen=True)
 class Firewall:
-    ssh_on_wan: bool = key(False, "allow SSH (tcp 22) from the WAN")
+    ssh_on_wan: bool = key(False, "allow SSH (tcp 22) from the WAN; everything else "
+                                  "inbound on the WAN is dropped, except the WireGuard port")
     ping_on_wan: bool = key(True, "answer pings on the WAN (rate limited)")
-    open_tcp: tuple[int, ...] = key((), "more TCP ports open on the WAN", None, c.port)
-    open_udp: tuple[int, ...] = key((), "more UDP ports open on the WAN", None, c.port)
+    open_tcp: tuple[int, ...] = key((), "more TCP ports open on the WAN", item=PORT)
+    open_udp: tuple[int, ...] = key((), "more UDP ports open on the WAN", item=PORT)
     forward_tunnel_to_wan: bool = key(False, "tunnel peers may reach the internet through "
                                              "this router (the hub)")
 
@@ -121,28 +185,34 @@ class Nat:
 
 @dataclass(frozen=True)
 class Tuning:
-    governor: str = key("performance", "cpufreq governor on every CPU",
-                        c.one_of("performance", "schedutil", "ondemand", "powersave",
-                                 "conservative"))
-    hold_latency: bool = key(True, "hold a PM QoS request to keep deep C-states off")
-    max_cstate_latency_us: int = key(3, "deepest C-state exit latency allowed, us",
-                                     c.between(0, 100_000))
-    rps: bool = key(True, "spread single-queue NICs over all CPUs (RPS/XPS)")
+    governor: str = key("performance", "cpufreq governor on every CPU policy",
+                        one_of(*GOVERNORS))
+    hold_latency: bool = key(True, "hold a /dev/cpu_dma_latency request (PM QoS) to keep "
+                                   "deep C-states off")
+    max_cstate_latency_us: int = key(3, "C-state cap: the deepest exit latency allowed",
+                                     between(0, 100_000, "us"))
+    rps: bool = key(True, "spread single-queue NICs over all CPUs (RPS/XPS masks)")
 
 
 @dataclass(frozen=True)
 class Selftest:
-    iperf3_server: bool = key(False, "run an iperf3 server on the tunnel address only "
-                                     "(the hub end)")
+    iperf3_server: bool = key(False, "run an iperf3 server bound to the tunnel address "
+                                     "only (the hub end)")
 
 
 @dataclass(frozen=True)
 class Config:
     system: System = section(System, "the router")
-    wan: Wan = section(Wan, "the WAN")
-    lan: Lan | None = key(None, "the LAN (leave out for a one-NIC VPS)")
+    wan: Wan = section(Wan, "the WAN: address and shaping")
+    lan: Lan | None = key(None, "the LAN (leave out on a one-NIC VPS)")
     wireguard: WireGuard = section(WireGuard, "the WireGuard tunnel")
-    firewall: Firewall = section(Firewall, "inbound rules on the WAN")
+    firewall: Firewall = section(Firewall, "inbound rules on the WAN (default: deny)")
     nat: Nat = section(Nat, "address translation")
     tuning: Tuning = section(Tuning, "CPU tuning for latency")
     selftest: Selftest = section(Selftest, "self-test support")
+
+
+def is_secret(name: str) -> bool:
+    """A key whose value must never be echoed."""
+    low = name.lower()
+    return any(word in low for word in SECRET_WORDS)
