@@ -8,6 +8,7 @@ matches: no dependence on terminal width, line editing or the prompt.
 
 from __future__ import annotations
 
+import base64
 import itertools
 import re
 import shlex
@@ -76,5 +77,11 @@ class Console:
         return self.run(cmd, timeout).check().output
 
     def write_file(self, path: str, content: str) -> None:
-        """Write a text file in the guest (small files: it goes through the tty)."""
-        self.check(f"printf '%s' {shlex.quote(content)} > {shlex.quote(path)}")
+        """Write a file in the guest, through the tty as base64 in short lines
+        (a tty's line is at most 4096 bytes)."""
+        data = base64.b64encode(content.encode()).decode()
+        tmp = shlex.quote(path + ".b64")
+        self.check(f": > {tmp}")
+        for i in range(0, len(data), 1000):
+            self.check(f"echo {data[i:i + 1000]} >> {tmp}")
+        self.check(f"base64 -d {tmp} > {shlex.quote(path)} && rm {tmp}")

@@ -114,6 +114,9 @@ class Guest:
     def check(self, cmd: str, timeout: float = 30) -> str:
         return self._console().check(cmd, timeout)
 
+    def write_file(self, path: str, content: str) -> None:
+        self._console().write_file(path, content)
+
     def json(self, cmd: str, timeout: float = 30):
         return json.loads(self.check(cmd, timeout))
 

@@ -12,7 +12,9 @@ import hashlib
 import ipaddress
 import json
 import os
+import signal
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,6 +106,24 @@ class Probe:
         except (OSError, ValueError, IndexError):
             return False
         return Path(f"/proc/{pid}").exists()
+
+
+def _kill_pidfile(pidfile: str, wait: float = 3.0) -> None:
+    try:
+        pid = int(Path(pidfile).read_text().split()[0])
+        os.kill(pid, signal.SIGTERM)
+    except (OSError, ValueError, IndexError):
+        Path(pidfile).unlink(missing_ok=True)
+        return
+    deadline = time.monotonic() + wait
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    Path(pidfile).unlink(missing_ok=True)
+
+
+def _stop(component: str, why: str, pidfile: str) -> Step:
+    """Stop a daemon by its pidfile (whoever owns the file: dnsmasq drops root)."""
+    return Step(component, why, action=lambda: _kill_pidfile(pidfile))
 
 
 def _stamp(run_dir: Path, name: str, value: str) -> tuple[tuple[str, str], ...]:
@@ -299,20 +319,18 @@ def plan_dnsmasq(model: RouterModel, probe: Probe) -> list[Step]:
     running = probe.pid_alive(pidfile)
     if conf is None:
         if running:
-            return [Step("dhcp-dns", "no LAN: stop dnsmasq",
-                         (("start-stop-daemon", "-K", "-p", pidfile, "-q"),))]
+            return [_stop("dhcp-dns", "no LAN: stop dnsmasq", pidfile)]
         return []
     digest = _sha(conf)
     if running and probe.stamp("dnsmasq.sha") == digest:
         return []
     path = probe.run_dir / "dnsmasq.conf"
-    cmds: list[tuple[str, ...]] = []
-    if running:
-        cmds.append(("start-stop-daemon", "-K", "-p", pidfile, "-q"))
-    cmds.append(("dnsmasq", f"--conf-file={path}", f"--pid-file={pidfile}"))
-    return [Step("dhcp-dns", f"dnsmasq on {', '.join(lan.ifname for lan in model.lans)}",
-                 tuple(cmds), ((str(path), conf, 0o644),),
-                 _stamp(probe.run_dir, "dnsmasq.sha", digest))]
+    steps = [_stop("dhcp-dns", "stop the old dnsmasq", pidfile)] if running else []
+    steps.append(Step("dhcp-dns", f"dnsmasq on {', '.join(lan.ifname for lan in model.lans)}",
+                      (("dnsmasq", f"--conf-file={path}", f"--pid-file={pidfile}"),),
+                      ((str(path), conf, 0o644),),
+                      _stamp(probe.run_dir, "dnsmasq.sha", digest)))
+    return steps
 
 
 def plan_iperf3(model: RouterModel, probe: Probe) -> list[Step]:
@@ -320,8 +338,7 @@ def plan_iperf3(model: RouterModel, probe: Probe) -> list[Step]:
     pidfile = str(probe.run_dir / "iperf3.pid")
     if t is None or not model.firewall.iperf3_on_tunnel or not t.addresses:
         if probe.pid_alive(pidfile):
-            return [Step("iperf3", "stop the iperf3 server",
-                         (("start-stop-daemon", "-K", "-p", pidfile, "-q"),))]
+            return [_stop("iperf3", "stop the iperf3 server", pidfile)]
         return []
     if probe.pid_alive(pidfile):
         return []
@@ -342,17 +359,16 @@ def plan_tuning(model: RouterModel, probe: Probe) -> list[Step]:
     holding = probe.pid_alive(pidfile)
     if want.hold_latency and cpu_tuning.PM_QOS_DEVICE.exists() and (
             not holding or probe.stamp("pmqos") != str(want.max_latency_us)):
-        cmds: list[tuple[str, ...]] = []
         if holding:
-            cmds.append(("start-stop-daemon", "-K", "-p", pidfile, "-q"))
-        cmds.append(("start-stop-daemon", "-S", "-b", "-m", "-p", pidfile, "-x", sys.executable,
-                     "--", "-m", "keel.tuning.hold", str(want.max_latency_us)))
+            steps.append(_stop("tuning", "release the old CPU latency request", pidfile))
         steps.append(Step("tuning", f"hold CPU wake-up latency <= {want.max_latency_us} us "
-                                    "(deep C-states off)", tuple(cmds),
+                                    "(deep C-states off)",
+                          (("start-stop-daemon", "-S", "-b", "-m", "-p", pidfile,
+                            "-x", sys.executable, "--", "-m", "keel.tuning.hold",
+                            str(want.max_latency_us)),),
                           stamps=_stamp(probe.run_dir, "pmqos", str(want.max_latency_us))))
     elif not want.hold_latency and holding:
-        steps.append(Step("tuning", "release the CPU latency request",
-                          (("start-stop-daemon", "-K", "-p", pidfile, "-q"),)))
+        steps.append(_stop("tuning", "release the CPU latency request", pidfile))
     ncpus = os.cpu_count() or 1
     if want.rps and ncpus > 1:
         mask = cpu_tuning.cpu_mask(ncpus)

@@ -1,0 +1,192 @@
+"""The router, configured by keel.toml and `keel apply`, in the lab:
+`lan` client -> `edge` (keel) -> `hub` (keel, the VPS end), the WAN link
+between edge and hub, a WireGuard tunnel over it."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from tests.lab import topology as topo
+
+UP_KBIT, DOWN_KBIT = 8000, 16000
+# the WAN's default gateway: an address on the link where nothing answers (the
+# hub must not route back to the LAN through the edge, so NAT can be seen)
+NO_ROUTER = "203.0.113.254"
+
+
+def hub_config(edge_pub: str) -> str:
+    return f"""
+[system]
+hostname = "hub"
+[wan]
+interface = "eth0"
+mode = "static"
+address = "{topo.HUB_WAN}/24"
+gateway = "{NO_ROUTER}"
+[wireguard]
+enabled = true
+address = ["{topo.HUB_TUNNEL}/24"]
+[[wireguard.peer]]
+public_key = "{edge_pub}"
+allowed_ips = ["{topo.EDGE_TUNNEL}/32"]
+[firewall]
+forward_tunnel_to_wan = true
+[selftest]
+iperf3_server = true
+"""
+
+
+def edge_config(hub_pub: str, *, upload: int = UP_KBIT, ssh: bool = False) -> str:
+    return f"""
+[system]
+hostname = "edge"
+[wan]
+interface = "eth0"
+mode = "static"
+address = "{topo.EDGE_WAN_DIRECT}/24"
+gateway = "{NO_ROUTER}"
+[wan.shaping]
+download_kbit = {DOWN_KBIT}
+upload_kbit = {upload}
+[lan]
+interface = "eth1"
+address = "{topo.LAN_EDGE}/24"
+dhcp_start = "192.168.77.100"
+dhcp_end = "192.168.77.199"
+[wireguard]
+enabled = true
+address = ["{topo.EDGE_TUNNEL}/24"]
+route = "prefixes"
+prefixes = ["172.31.77.0/24"]
+[[wireguard.peer]]
+public_key = "{hub_pub}"
+endpoint = "{topo.HUB_WAN}:51820"
+allowed_ips = ["{topo.HUB_TUNNEL}/32", "172.31.77.0/24"]
+keepalive = 25
+[firewall]
+ssh_on_wan = {"true" if ssh else "false"}
+"""
+
+
+def state(guest) -> str:
+    """What must not change: the ruleset, the qdiscs (no counters), addresses, peers."""
+    return guest.check("nft list ruleset; tc qdisc show; tc filter show dev eth0 ingress; "
+                       "ip -o addr show | awk '{print $2, $4}'; wg show all peers; "
+                       "wg show all allowed-ips")
+
+
+@pytest.fixture(scope="module")
+def lab(make_module_lab):
+    rl = topo.build(make_module_lab(), lan=True)
+    rl.lab.start()
+    edge, hub = rl.edge, rl.hub
+    edge_pub, hub_pub = edge.check("keel show pubkey"), hub.check("keel show pubkey")
+    hub.write_file("/data/keel/keel.toml", hub_config(edge_pub))
+    hub.check("keel apply", 60)
+    hub.check(f"ip addr add {topo.BEHIND_HUB}/32 dev lo")
+    edge.write_file("/tmp/edge.toml", edge_config(hub_pub))
+    edge.check("keel apply /tmp/edge.toml", 60)
+    edge.check(f"ping -n -c 1 -w 30 {topo.HUB_TUNNEL}", 60)  # first handshake
+    rl.hub_pub = hub_pub  # type: ignore[attr-defined]
+    return rl
+
+
+def test_lan_client_got_a_lease_from_the_edge(lab):
+    addr = lab.lan.check("for i in $(seq 30); do ip -4 -o addr show dev eth0 | "
+                         "grep -q 192.168.77. && break; sleep 1; done; "
+                         "ip -4 -o addr show dev eth0", 60)
+    assert "192.168.77.1" in addr and "/24" in addr
+
+
+def test_lan_reaches_behind_the_hub_through_the_tunnel(lab):
+    rx = "cat /sys/class/net/wg0/statistics/rx_packets"
+    before = int(lab.hub.check(rx))
+    out = lab.lan.check(f"ping -n -c 10 -i 0.2 -W 5 {topo.BEHIND_HUB}", 60)
+    assert "10 received" in out
+    # the hub got them from the tunnel (it has no route to the LAN but wg0)
+    assert int(lab.hub.check(rx)) - before >= 10
+    assert "192.168.77" not in lab.hub.check("ip route")
+
+
+def test_nat_out_of_the_wan(lab):
+    # the hub has no route back to the LAN: a reply proves the edge masquerades
+    out = lab.lan.check(f"ping -n -c 3 -i 0.2 -W 5 {topo.HUB_WAN}", 60)
+    assert "3 received" in out
+
+
+def test_only_the_wireguard_port_is_open_on_the_wan(lab):
+    lab.edge.check("(nc -l -p 8080 >/dev/null 2>&1 &); (nc -l -p 22 >/dev/null 2>&1 &)")
+    for port in (8080, 22):
+        r = lab.hub.run(f"nc -z -w 3 {topo.EDGE_WAN_DIRECT} {port}", 30)
+        assert r.rc != 0, f"port {port} answered from the WAN"
+    # while the same port answers from the LAN side
+    assert lab.lan.run(f"nc -z -w 3 {topo.LAN_EDGE} 8080", 30).rc == 0
+    # the WireGuard port answers: a handshake happened within the last minutes
+    dump = lab.edge.check("wg show wg0 latest-handshakes")
+    assert int(dump.split()[1]) > time.time() - 600
+
+
+def test_cake_on_egress_and_on_the_ifb_with_growing_counters(lab):
+    def cake(dev):
+        (q,) = json.loads(lab.edge.check(f"tc -s -j qdisc show dev {dev} root"))
+        return q
+
+    egress, ingress = cake("eth0"), cake("ifb4eth0")
+    assert egress["kind"] == ingress["kind"] == "cake"
+    assert egress["options"]["bandwidth"] == UP_KBIT * 125
+    assert ingress["options"]["bandwidth"] == DOWN_KBIT * 125
+    assert ingress["options"]["ingress"] is True
+    lab.edge.check(f"iperf3 -c {topo.HUB_TUNNEL} -t 3 --bidir > /dev/null", 60)
+    assert cake("eth0")["packets"] > egress["packets"] + 100
+    assert cake("ifb4eth0")["packets"] > ingress["packets"] + 100
+
+
+def test_applying_the_same_config_twice_changes_nothing(lab):
+    before = state(lab.edge)
+    assert "no changes" in lab.edge.check("keel apply", 60)
+    assert state(lab.edge) == before
+
+
+def test_an_invalid_config_changes_nothing(lab):
+    before = state(lab.edge)
+    lab.edge.write_file("/tmp/bad.toml", edge_config(lab.hub_pub, upload=-5))
+    r = lab.edge.run("keel apply /tmp/bad.toml", 60)
+    assert r.rc == 2
+    assert "wan.shaping.upload_kbit" in r.output
+    assert state(lab.edge) == before
+
+
+def test_confirm_not_given_rolls_back(lab):
+    before = state(lab.edge)
+    lab.edge.write_file("/tmp/risky.toml", edge_config(lab.hub_pub, upload=3000, ssh=True))
+    lab.edge.check("keel apply --confirm 10 /tmp/risky.toml", 60)
+    assert "tcp dport 22 accept" in lab.edge.check("nft list ruleset")
+    lab.edge.check("sleep 25", 60)
+    assert state(lab.edge) == before
+    assert "upload_kbit = 3000" not in lab.edge.check("cat /data/keel/keel.toml")
+
+
+def test_doctor_reports_the_truth(lab):
+    r = lab.edge.run("keel doctor --json --seconds 1", 60)
+    report = json.loads(r.output)
+    assert r.rc == 0 and report["status"] == "ok", report
+    checks = {(c["area"], c["name"]): c for c in report["checks"]}
+    assert checks[("kernel", "wireguard")]["status"] == "ok"
+    assert checks[("kernel", "sch_cake")]["status"] == "ok"
+    # a TCG guest has no cpufreq/cpuidle: said plainly, not a failure
+    assert "hypervisor" in checks[("tuning", "governor")]["detail"]
+    assert checks[("tuning", "pm qos")]["data"]["pm_qos_us"] == 3
+    assert checks[("cake", "eth0 egress")]["status"] == "ok"
+    assert checks[("cake", "eth0 ingress")]["status"] == "ok"
+    peers = [c for (area, _), c in checks.items() if area == "wireguard" and "peer" in c["name"]]
+    assert peers and peers[0]["status"] == "ok"
+
+
+def test_the_same_state_comes_back_after_a_reboot(lab):
+    before = state(lab.edge)
+    lab.edge.reboot()
+    after = state(lab.edge)
+    assert after == before
