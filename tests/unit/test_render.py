@@ -114,6 +114,9 @@ class SteadyProbe(engine.Probe):
     def rules(self):
         return ""
 
+    def default_gateway(self):
+        return None
+
     def nft_table_present(self):
         return True
 

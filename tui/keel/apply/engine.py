@@ -83,6 +83,11 @@ class Probe:
         return any(q.get("kind") == "ingress"
                    for q in self.json(["tc", "-j", "qdisc", "show", "dev", ifname]))
 
+    def default_gateway(self) -> tuple[str, str] | None:
+        for route in self.json(["ip", "-j", "route", "show", "default"]):
+            return route.get("gateway", ""), route.get("dev", "")
+        return None
+
     def rules(self) -> str:
         return self.runner.run(["ip", "rule", "show"], check=False).stdout
 
@@ -155,7 +160,8 @@ def plan_interfaces(model: RouterModel, probe: Probe) -> list[Step]:
             what = ", ".join(addrs) or "no static address"
             steps.append(Step("interfaces", f"{ifname} up with {what}", tuple(cmds)))
     for wan in model.wans:
-        if not wan.dhcp and wan.gateway:
+        if (not wan.dhcp and wan.gateway
+                and probe.default_gateway() != (wan.gateway, wan.ifname)):
             steps.append(Step("routes", f"default route via {wan.gateway}",
                               (("ip", "route", "replace", "default", "via", wan.gateway,
                                 "dev", wan.ifname),)))
