@@ -71,8 +71,16 @@ def build(lab: Lab, *, lan: bool = False, isp: bool = False) -> RouterLab:
     return RouterLab(lab, edge, hub, client, middle)
 
 
+def unconfigure(guest: Guest) -> None:
+    """Undo what `keel apply --boot` did with the shipped default (firewall,
+    DHCP client, LAN server), for a guest the test sets up by hand."""
+    guest.check("nft flush ruleset; for p in /run/keel/*.pid; do [ -f $p ] && "
+                "kill $(cat $p) 2>/dev/null; done; ip -4 addr flush dev eth1 2>/dev/null; true")
+
+
 def setup_isp(isp: Guest, shape: Bottleneck | None = Bottleneck()) -> None:
     """Route between the two links; shape each direction with a bloated FIFO."""
+    unconfigure(isp)
     up, core = isp.ifname("up"), isp.ifname("core")
     isp.check(f"ip addr add {ISP_UP}/24 dev {up} && ip link set {up} up && "
               f"ip addr add {ISP_CORE}/24 dev {core} && ip link set {core} up && "
@@ -95,6 +103,8 @@ def set_bottleneck(isp: Guest, shape: Bottleneck) -> None:
 def address_wan(rl: RouterLab) -> None:
     """Static WAN addresses and default routes (no keel config involved)."""
     edge, hub = rl.edge, rl.hub
+    unconfigure(edge)
+    unconfigure(hub)
     if rl.isp:
         wan = edge.ifname("up")
         edge.check(f"ip addr add {EDGE_WAN_VIA_ISP}/24 dev {wan} && ip link set {wan} up && "
