@@ -34,6 +34,12 @@ test-unit:
 test-vm: dev-image
 	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m pytest $(PYTEST_ARGS) tests/vm
 
+# figures, never pass/fail: lab scenarios side by side, CAKE placement, the UI's own cost
+bench: dev-image
+	cd $(TOP) && KEEL_OUT=$(OUT) PYTHONPATH=$(TOP)/tui $(PYTHON) -m bench.run
+	cd $(TOP) && KEEL_OUT=$(OUT) PYTHONPATH=$(TOP)/tui $(PYTHON) -m bench.cake_placement
+	cd $(TOP) && PYTHONPATH=$(TOP)/tui $(PYTHON) -m tests.ui.bench_ui --seconds 60
+
 demo: dev-image
 	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m tests.lab
 
