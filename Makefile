@@ -41,7 +41,7 @@ bench: dev-image
 	cd $(TOP) && PYTHONPATH=$(TOP)/tui $(PYTHON) -m tests.ui.bench_ui --seconds 60
 
 demo: dev-image
-	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m tests.lab
+	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m tests.lab.demo
 
 # >>> release (Buildroot): make image, make check, pass-through targets
 # make image                    the release image with Buildroot (needs internet)

@@ -1,0 +1,66 @@
+"""keel.toml for the lab's edge and hub (tests and `make demo`)."""
+
+from __future__ import annotations
+
+from tests.lab import topology as topo
+
+UP_KBIT, DOWN_KBIT = 8000, 16000
+# the WAN's default gateway: an address on the link where nothing answers (the
+# hub must not route back to the LAN through the edge, so NAT can be seen)
+NO_ROUTER = "203.0.113.254"
+
+
+def hub_config(edge_pub: str) -> str:
+    return f"""
+[system]
+hostname = "hub"
+[wan]
+interface = "eth0"
+mode = "static"
+address = "{topo.HUB_WAN}/24"
+gateway = "{NO_ROUTER}"
+[wireguard]
+enabled = true
+address = ["{topo.HUB_TUNNEL}/24"]
+[[wireguard.peer]]
+public_key = "{edge_pub}"
+allowed_ips = ["{topo.EDGE_TUNNEL}/32"]
+[firewall]
+forward_tunnel_to_wan = true
+[selftest]
+iperf3_server = true
+"""
+
+
+def edge_config(hub_pub: str, *, upload: int = UP_KBIT, ssh: bool = False) -> str:
+    return f"""
+[system]
+hostname = "edge"
+[wan]
+interface = "eth0"
+mode = "static"
+address = "{topo.EDGE_WAN_DIRECT}/24"
+gateway = "{NO_ROUTER}"
+[wan.shaping]
+download_kbit = {DOWN_KBIT}
+upload_kbit = {upload}
+[lan]
+interface = "eth1"
+address = "{topo.LAN_EDGE}/24"
+dhcp_start = "192.168.77.100"
+dhcp_end = "192.168.77.199"
+[wireguard]
+enabled = true
+address = ["{topo.EDGE_TUNNEL}/24"]
+route = "prefixes"
+prefixes = ["172.31.77.0/24"]
+[[wireguard.peer]]
+public_key = "{hub_pub}"
+endpoint = "{topo.HUB_WAN}:51820"
+allowed_ips = ["{topo.HUB_TUNNEL}/32", "172.31.77.0/24"]
+keepalive = 25
+[firewall]
+ssh_on_wan = {"true" if ssh else "false"}
+"""
+
+

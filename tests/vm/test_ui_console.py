@@ -1,0 +1,68 @@
+"""The console UI for real: `keel tui` on the edge's serial console (80x24,
+TERM=vt220: the console profile) while traffic flows through the tunnel; the
+captured screen, rendered by a terminal emulator (pyte), shows the peer,
+non-zero tunnel rates and the tunnel's CPU figure."""
+
+from __future__ import annotations
+
+import re
+
+import pexpect
+import pyte
+import pytest
+
+from tests.lab import topology as topo
+from tests.lab.configs import edge_config, hub_config
+
+UI_SECONDS = 25
+
+
+@pytest.fixture(scope="module")
+def lab(make_module_lab):
+    rl = topo.build(make_module_lab())
+    rl.lab.start()
+    edge, hub = rl.edge, rl.hub
+    edge_pub, hub_pub = edge.check("keel show pubkey"), hub.check("keel show pubkey")
+    hub.write_file("/data/keel/keel.toml", hub_config(edge_pub))
+    hub.check("keel apply", 60)
+    edge.write_file("/data/keel/keel.toml", edge_config(hub_pub))
+    edge.check("keel apply", 60)
+    edge.check(f"ping -n -c 1 -w 30 {topo.HUB_TUNNEL}", 60)
+    rl.hub_pub = hub_pub  # type: ignore[attr-defined]
+    return rl
+
+
+def run_ui(edge, seconds: int) -> pyte.Screen:
+    child = edge.child
+    edge.check("stty rows 24 cols 80")
+    child.sendline(f"TERM=vt220 keel tui --seconds {seconds}; echo UI\"\"-DONE")
+    child.expect("UI-DONE", timeout=edge.accel.scale(seconds + 60))
+    screen = pyte.Screen(80, 24)
+    stream = pyte.ByteStream(screen)
+    raw = child.before
+    # the UI's output starts after the echoed command line
+    stream.feed(raw[raw.find(b"\n") + 1:])
+    try:
+        child.expect(r"[#$] ", timeout=10)
+    except pexpect.TIMEOUT:
+        pass
+    return screen
+
+
+def test_ui_shows_the_peer_rates_and_tunnel_cpu_under_traffic(lab, request):
+    lab.edge.check(f"(iperf3 -c {topo.HUB_TUNNEL} -t {UI_SECONDS + 20} -b 4M "
+                   "> /dev/null 2>&1 &)")
+    screen = run_ui(lab.edge, UI_SECONDS)
+    text = "\n".join(screen.display)
+    print("\n" + text)
+    assert "TUNNEL" in text and "wg0" in text
+    assert lab.hub_pub[:8] in text, "the peer is not shown"
+    assert f"{topo.HUB_WAN}:51820" in text
+    # rates through the tunnel are not zero: "tx  4.1M" or "rx 123k"
+    tunnel_lines = [line for line in screen.display if "wg0" in line or "51820" in line]
+    rates = re.findall(r"(?:rx|tx)\s+([\d.]+)([kMG]?)", " ".join(tunnel_lines))
+    assert any(float(value) > 0 for value, _ in rates), tunnel_lines
+    # the tunnel's CPU: "0.12 core = 6% of 2 CPUs" and a CPU-seconds per Gbit figure
+    assert re.search(r"[\d.]+ core = \d+% of \d+ CPUs", text), text
+    assert "CPU-s per Gbit" in text
+    (lab.lab.workdir / "ui-screen-80x24.txt").write_text(text + "\n")
