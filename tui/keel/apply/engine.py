@@ -170,8 +170,9 @@ def plan_interfaces(model: RouterModel, probe: Probe) -> list[Step]:
 
 def plan_dhcp_client(model: RouterModel, probe: Probe) -> list[Step]:
     steps = []
+    links = probe.links()
     for wan in model.wans:
-        if not wan.dhcp:
+        if not wan.dhcp or wan.ifname not in links:
             continue
         pidfile = f"{probe.run_dir}/udhcpc-{wan.ifname}.pid"
         if probe.pid_alive(pidfile):
