@@ -46,10 +46,8 @@ def _finish(labs: list[Lab], workdir: Path, failed: bool) -> None:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-@pytest.fixture
-def make_lab(request) -> Iterator[Callable[[], Lab]]:
-    """A factory of labs for one test; every guest is stopped afterwards."""
-    workdir = _workdir(request.node.nodeid)
+def _lab_factory(name: str, failed: Callable[[], bool]) -> Iterator[Callable[[], Lab]]:
+    workdir = _workdir(name)
     labs: list[Lab] = []
 
     def factory() -> Lab:
@@ -58,19 +56,18 @@ def make_lab(request) -> Iterator[Callable[[], Lab]]:
         return lab
 
     yield factory
-    _finish(labs, workdir, getattr(request.node, "keel_failed", False))
+    _finish(labs, workdir, failed())
+
+
+@pytest.fixture
+def make_lab(request) -> Iterator[Callable[[], Lab]]:
+    """A factory of labs for one test; every guest is stopped afterwards."""
+    yield from _lab_factory(request.node.nodeid,
+                            lambda: getattr(request.node, "keel_failed", False))
 
 
 @pytest.fixture(scope="module")
 def make_module_lab(request) -> Iterator[Callable[[], Lab]]:
     """Like make_lab, shared by the tests of one module (run in file order)."""
-    workdir = _workdir(request.module.__name__)
-    labs: list[Lab] = []
-
-    def factory() -> Lab:
-        lab = Lab(workdir / f"lab{len(labs)}")
-        labs.append(lab)
-        return lab
-
-    yield factory
-    _finish(labs, workdir, getattr(request.module, "keel_failed", False))
+    yield from _lab_factory(request.module.__name__,
+                            lambda: getattr(request.module, "keel_failed", False))

@@ -64,3 +64,18 @@ ssh_on_wan = {"true" if ssh else "false"}
 """
 
 
+
+
+def configure_with_keel(rl: topo.RouterLab, edge_path: str = "/data/keel/keel.toml") -> str:
+    """Configure hub and edge with `keel apply` and wait for the tunnel's first
+    handshake; returns the hub's public key."""
+    edge, hub = rl.edge, rl.hub
+    edge_pub, hub_pub = edge.check("keel show pubkey"), hub.check("keel show pubkey")
+    hub.write_file("/data/keel/keel.toml", hub_config(edge_pub))
+    hub.check("keel apply", 60)
+    hub.check(f"ip addr add {topo.BEHIND_HUB}/32 dev lo")
+    edge.write_file(edge_path, edge_config(hub_pub))
+    edge.check("keel apply" + ("" if edge_path == "/data/keel/keel.toml" else f" {edge_path}"),
+               60)
+    edge.check(f"ping -n -c 1 -w 30 {topo.HUB_TUNNEL}", 60)  # the first handshake
+    return hub_pub

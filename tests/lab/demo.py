@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from tests.lab import topology as topo
-from tests.lab.configs import edge_config, hub_config
+from tests.lab.configs import configure_with_keel
 from tests.lab.lab import Lab
 
 
@@ -35,16 +35,9 @@ def main(argv: list[str] | None = None) -> int:
             say(f"booting lan, edge and hub ({lab.accel.name}: {lab.accel.reason}) ...")
             rl = topo.build(lab, lan=True)
             lab.start()
-            edge, hub = rl.edge, rl.hub
-            say("configuring the hub and the edge with keel apply ...")
-            edge_pub, hub_pub = edge.check("keel show pubkey"), hub.check("keel show pubkey")
-            hub.write_file("/data/keel/keel.toml", hub_config(edge_pub))
-            hub.check("keel apply", 60)
-            hub.check(f"ip addr add {topo.BEHIND_HUB}/32 dev lo")
-            edge.write_file("/data/keel/keel.toml", edge_config(hub_pub))
-            edge.check("keel apply", 60)
-            say("waiting for the tunnel's first handshake ...")
-            edge.check(f"ping -n -c 1 -w 30 {topo.HUB_TUNNEL}", 60)
+            edge = rl.edge
+            say("configuring hub and edge with keel apply, waiting for the tunnel ...")
+            configure_with_keel(rl)
             # some traffic through the tunnel to look at, from the LAN client
             rl.lan.check(f"(ping -n -i 0.5 {topo.BEHIND_HUB} > /dev/null 2>&1 &)")
             cols, rows = shutil.get_terminal_size((80, 24))

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from tests.lab import topology as topo
-from tests.lab.configs import DOWN_KBIT, UP_KBIT, edge_config, hub_config
+from tests.lab.configs import DOWN_KBIT, UP_KBIT, configure_with_keel, edge_config
 
 
 def state(guest) -> str:
@@ -25,15 +25,7 @@ def state(guest) -> str:
 def lab(make_module_lab):
     rl = topo.build(make_module_lab(), lan=True)
     rl.lab.start()
-    edge, hub = rl.edge, rl.hub
-    edge_pub, hub_pub = edge.check("keel show pubkey"), hub.check("keel show pubkey")
-    hub.write_file("/data/keel/keel.toml", hub_config(edge_pub))
-    hub.check("keel apply", 60)
-    hub.check(f"ip addr add {topo.BEHIND_HUB}/32 dev lo")
-    edge.write_file("/tmp/edge.toml", edge_config(hub_pub))
-    edge.check("keel apply /tmp/edge.toml", 60)
-    edge.check(f"ping -n -c 1 -w 30 {topo.HUB_TUNNEL}", 60)  # first handshake
-    rl.hub_pub = hub_pub  # type: ignore[attr-defined]
+    rl.hub_pub = configure_with_keel(rl, "/tmp/edge.toml")  # type: ignore[attr-defined]
     return rl
 
 

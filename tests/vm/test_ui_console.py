@@ -11,7 +11,7 @@ import pyte
 import pytest
 
 from tests.lab import topology as topo
-from tests.lab.configs import edge_config, hub_config
+from tests.lab.configs import configure_with_keel
 
 UI_SECONDS = 25
 
@@ -20,14 +20,7 @@ UI_SECONDS = 25
 def lab(make_module_lab):
     rl = topo.build(make_module_lab())
     rl.lab.start()
-    edge, hub = rl.edge, rl.hub
-    edge_pub, hub_pub = edge.check("keel show pubkey"), hub.check("keel show pubkey")
-    hub.write_file("/data/keel/keel.toml", hub_config(edge_pub))
-    hub.check("keel apply", 60)
-    edge.write_file("/data/keel/keel.toml", edge_config(hub_pub))
-    edge.check("keel apply", 60)
-    edge.check(f"ping -n -c 1 -w 30 {topo.HUB_TUNNEL}", 60)
-    rl.hub_pub = hub_pub  # type: ignore[attr-defined]
+    rl.hub_pub = configure_with_keel(rl)  # type: ignore[attr-defined]
     return rl
 
 

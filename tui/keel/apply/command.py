@@ -8,7 +8,6 @@ Exit status: 0 applied (or nothing to change), 1 the system refused a change
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ from pathlib import Path
 
 from keel.apply import engine
 from keel.render.model import RouterModel
-from keel.state.revisions import RevisionStore
+from keel.state.revisions import RevisionStore, atomic_write
 from keel.system.commands import CommandError, Runner
 from keel.wireguard import keys
 
@@ -99,12 +98,7 @@ class Applier:
 
 def write_user_config(text: str, path: Path = USER_CONFIG) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    atomic_write(path, text)
 
 
 # --- the commands -------------------------------------------------------------

@@ -30,7 +30,7 @@ class Revision:
         return self.path.read_text()
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w") as f:
         f.write(text)
@@ -88,8 +88,8 @@ class RevisionStore:
         revs = self.list()
         number = revs[-1].number + 1 if revs else 1
         path = self.root / f"{number:04d}.toml"
-        _atomic_write(path, text)
-        _atomic_write(path.with_suffix(".json"),
+        atomic_write(path, text)
+        atomic_write(path.with_suffix(".json"),
                       json.dumps({"applied_at": time.time(), "note": note}))
         self.set_current(number)
         for old in revs[:-KEEP]:
@@ -99,4 +99,4 @@ class RevisionStore:
 
     def set_current(self, number: int) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        _atomic_write(self.root / "current", f"{number}\n")
+        atomic_write(self.root / "current", f"{number}\n")
