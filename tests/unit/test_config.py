@@ -161,3 +161,15 @@ def test_out_of_range_numbers_are_never_accepted(port, mtu):
         assert valid
     except ConfigError:
         assert not valid
+
+
+@pytest.mark.parametrize("text", ['[wan]\ninterface = "eth0\\n"\n',
+                                  '[lan]\ndhcp_lease = "12h\\n"\n',
+                                  '[system]\nhostname = "keel\\n"\n'])
+def test_a_trailing_newline_never_slips_into_a_name(text):
+    # a name ends up in ip/tc/nft command lines and in the ruleset
+    assert problems(text)
+
+
+def test_odd_keys_are_quoted_in_the_path():
+    assert problems('"0\\n" = 1\n') == ['"0\\n": unknown key']

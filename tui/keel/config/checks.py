@@ -13,11 +13,11 @@ from collections.abc import Callable
 from keel.config.schema import Rule
 
 IFNAMSIZ = 16  # the kernel's buffer, with the terminating NUL
-_IFNAME_CHARS = re.compile(r"^[A-Za-z0-9_.@+-]+$")
-_LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
-_LEASE = re.compile(r"^(\d+[smhdw]?|infinite)$")
-_ENDPOINT_V6 = re.compile(r"^\[([^\]]*)\]:(\d{1,5})$")
-_ENDPOINT = re.compile(r"^([^:\[\]]*):(\d{1,5})$")
+_IFNAME_CHARS = re.compile(r"^[A-Za-z0-9_.@+-]+\Z")
+_LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)\Z")
+_LEASE = re.compile(r"^(\d+[smhdw]?|infinite)\Z")
+_ENDPOINT_V6 = re.compile(r"^\[([^\]]*)\]:(\d{1,5})\Z")
+_ENDPOINT = re.compile(r"^([^:\[\]]*):(\d{1,5})\Z")
 
 
 def ifname(value: str) -> str | None:

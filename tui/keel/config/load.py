@@ -41,7 +41,7 @@ def _what(value: Any) -> str:
 
 def segment(name: str) -> str:
     """A key as TOML writes it in a dotted path: bare, else quoted."""
-    return name if _BARE.match(name) else json.dumps(name)
+    return name if _BARE.fullmatch(name) else json.dumps(name)
 
 
 def _join(path: str, name: str) -> str:
