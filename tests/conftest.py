@@ -3,6 +3,7 @@ consoles' logs are kept under out/lab-runs/ when a test fails."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import sys
@@ -10,12 +11,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.lab.lab import Lab
 from tests.lab.paths import RUNS, TOP
 
 # the keel package is tested from its source tree
 sys.path.insert(0, str(TOP / "tui"))
+
+# CI runs the property tests with a fixed seed, so a run is repeatable;
+# developers get new examples each run
+settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
