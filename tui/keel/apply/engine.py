@@ -58,6 +58,7 @@ class Probe:
         self.runner = runner
         self.run_dir = run_dir
         self.notes: list[str] = []  # what actions reported while they ran
+        self._links: dict[str, dict] | None = None
 
     def json(self, argv: list[str]):
         proc = self.runner.run(argv, check=False)
@@ -66,8 +67,11 @@ class Probe:
         return json.loads(proc.stdout)
 
     def links(self) -> dict[str, dict]:
-        return {link["ifname"]: link
-                for link in self.json(["ip", "-j", "-d", "link", "show"])}
+        """Read once per plan: every component compares against the same state."""
+        if self._links is None:
+            self._links = {link["ifname"]: link
+                           for link in self.json(["ip", "-j", "-d", "link", "show"])}
+        return self._links
 
     def addresses(self, ifname: str) -> set[str]:
         data = self.json(["ip", "-j", "addr", "show", "dev", ifname])
