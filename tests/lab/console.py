@@ -16,7 +16,11 @@ from dataclasses import dataclass
 
 import pexpect
 
-from tests.lab.paths import LabError
+from tests.lab.paths import EmulatorCrash, LabError
+
+# QEMU's own assertion failures, e.g. seen once under TCG with -smp 2:
+# "qemu-system-x86_64: system/physmem.c:2678: iotlb_to_section: Assertion ... failed."
+QEMU_ASSERTION = re.compile(r"qemu-system-\S+: \S+: \S+: Assertion .* failed")
 
 _counter = itertools.count(1)
 
@@ -57,6 +61,9 @@ class Console:
                            f"console ended with:\n{tail}") from None
         except pexpect.EOF:
             tail = (self.child.before or b"")[-600:].decode(errors="replace")
+            if QEMU_ASSERTION.search(tail):
+                raise EmulatorCrash(f"{self.name}: QEMU crashed while waiting for {pattern!r}: "
+                                    f"{QEMU_ASSERTION.search(tail).group(0)}") from None
             raise LabError(f"{self.name}: QEMU exited while waiting for {pattern!r}; "
                            f"console ended with:\n{tail}") from None
         return self.child.match

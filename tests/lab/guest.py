@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pexpect
 
 from tests.lab import accel as accel_mod
 from tests.lab.console import Console, Result
-from tests.lab.paths import LabError, dev_image, ovmf
+from tests.lab.paths import EmulatorCrash, LabError, dev_image, ovmf
 
 BOOT_TIMEOUT = 40  # seconds to a login prompt at KVM speed; scaled for TCG
 
@@ -79,7 +80,19 @@ class Guest:
         self.console = Console(self.child, self.name, self.accel.scale)
 
     def wait_for_login(self, timeout: float = BOOT_TIMEOUT) -> None:
-        self._console().login(timeout=timeout)
+        """Log in once booted. If QEMU itself dies of an internal assertion
+        before the login prompt (an emulator bug, seen under TCG), boot once
+        more on a fresh overlay, and say so loudly; anything else fails."""
+        try:
+            self._console().login(timeout=timeout)
+        except EmulatorCrash as crash:
+            self.stop()
+            kept = self.log_path.with_suffix(".crashed.log")
+            self.log_path.replace(kept)
+            print(f"\n*** LAB WARNING: {crash}; booting {self.name} once more "
+                  f"(console log kept in {kept})", file=sys.stderr, flush=True)
+            self.start()
+            self._console().login(timeout=timeout)
 
     def boot(self) -> None:
         self.start()

@@ -23,6 +23,10 @@ class LabError(RuntimeError):
     """The lab cannot do what a test asked (missing image, guest died, timeout)."""
 
 
+class EmulatorCrash(LabError):
+    """QEMU itself failed an internal assertion (not the guest's doing)."""
+
+
 def dev_image() -> Path:
     if not DEV_IMAGE.is_file():
         raise LabError(f"no dev image at {DEV_IMAGE}: run `make dev-image` first")

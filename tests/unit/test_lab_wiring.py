@@ -3,10 +3,15 @@ two guests, and no guest ever gets QEMU's user-mode (slirp) network."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.lab.accel import Accel
+from tests.lab.guest import Guest
 from tests.lab.lab import Lab
+from tests.lab.paths import EmulatorCrash, LabError
 
 TCG = Accel(name="tcg", timeout_factor=4.0, reason="test")
 
@@ -64,3 +69,48 @@ def test_macs_are_unique_across_the_lab(tmp_path):
 def test_tcg_scales_timeouts():
     assert TCG.scale(10) == 40
     assert TCG.qemu_args() == ["-accel", "tcg", "-cpu", "max"]
+
+
+class FlakyEmulator(Guest):
+    """A stand-in for QEMU: the first run dies of the assertion QEMU 10 once
+    failed here under TCG; the second gives a login prompt and a shell."""
+
+    def qemu_argv(self) -> list[str]:
+        crashed = self.workdir / "crashed-once"
+        script = (f"if [ -e {crashed} ]; then printf 'login: '; read -r user; exec sh -i; fi; "
+                  f"touch {crashed}; echo 'qemu-system-x86_64: system/physmem.c:2678: "
+                  "iotlb_to_section: Assertion `section_index < d->map.sections_nb` failed.'; "
+                  "exit 134")
+        return ["sh", "-c", script]
+
+
+class BrokenGuest(Guest):
+    def qemu_argv(self) -> list[str]:
+        return ["sh", "-c", "echo 'Kernel panic - not syncing: VFS'; exit 1"]
+
+
+def test_a_guest_whose_emulator_crashes_at_boot_boots_once_more(tmp_path, capsys):
+    image = tmp_path / "image.qcow2"
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", str(image), "1M"], check=True)
+    guest = FlakyEmulator("edge", tmp_path, image=image, accel=TCG)
+    try:
+        guest.start()
+        guest.wait_for_login(5)
+        assert guest.check("echo up") == "up"
+    finally:
+        guest.stop()
+    assert "QEMU crashed" in capsys.readouterr().err
+    assert "iotlb_to_section" in (tmp_path / "edge.console.crashed.log").read_text()
+
+
+def test_a_guest_that_dies_otherwise_fails_at_once(tmp_path):
+    image = tmp_path / "image.qcow2"
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", str(image), "1M"], check=True)
+    guest = BrokenGuest("edge", tmp_path, image=image, accel=TCG)
+    try:
+        guest.start()
+        with pytest.raises(LabError, match=r"(?s)QEMU exited.*Kernel panic") as err:
+            guest.wait_for_login(5)
+        assert not isinstance(err.value, EmulatorCrash)
+    finally:
+        guest.stop()

@@ -31,6 +31,7 @@ class Iperf3Interval:
     bps: float
     retransmits: int | None
     reverse: bool = False
+    omitted: bool = False  # within iperf3's --omit ramp-up, not in the totals
 
 
 def parse_result(doc: dict[str, Any]) -> Iperf3Result:
@@ -74,7 +75,7 @@ def parse_stream_line(line: str) -> tuple[str, Any]:
                 intervals.append(Iperf3Interval(
                     start=float(s["start"]), end=float(s["end"]),
                     bps=float(s["bits_per_second"]), retransmits=s.get("retransmits"),
-                    reverse=reverse))
+                    reverse=reverse, omitted=bool(s.get("omitted", False))))
         return event, tuple(intervals)
     if event == "end":
         return event, parse_result({"end": data})

@@ -15,11 +15,10 @@ from dataclasses import asdict, dataclass
 from keel.parse import iperf3
 from keel.selftest.events import Progress, Report, Sample, SelfTestError, ignore
 from keel.selftest.grading import LatencyStats, grade, latency_stats, rpm, rpm_label
-from keel.selftest.peer import Peer
+from keel.selftest.peer import RAMP_S, Peer
 from keel.selftest.procs import PingProbe, Processes
 
 LOADS = (("download", ["-R"]), ("upload", []), ("bidirectional", ["--bidir"]))
-RAMP_S = 1.0  # the first second of a load phase is the load building up
 
 
 @dataclass(frozen=True)
@@ -78,9 +77,9 @@ def _sleep_with_progress(seconds: float, report: Report, phase: str, done: float
 
 def _run_load(procs: Processes, peer: Peer, args: list[str], seconds: int, streams: int,
               report: Report, phase: str, done: float, share: float) -> iperf3.Iperf3Result:
-    proc = procs.start(["iperf3", "-c", peer.tunnel_ip, "-P", str(streams), "-t", str(seconds),
-                        "--json", *args])
+    proc = procs.start(peer.iperf3(streams, seconds, "--json", *args))
     start = time.time()
+    seconds += RAMP_S
     while proc.poll() is None:
         elapsed = time.time() - start
         if elapsed > seconds + 20:
@@ -107,7 +106,7 @@ def run_bufferbloat(peer: Peer, *, idle_s: int = 5, load_s: int = 10, streams: i
     if interval > 0.2:
         raise SelfTestError("latency must be probed at 5 Hz or faster (interval <= 0.2 s)")
     phase_now = ["idle"]
-    total = idle_s + 3 * (load_s + 1)
+    total = idle_s + 3 * (load_s + RAMP_S + 1)
 
     def on_sample(target: str):
         return lambda _addr, s: report(Sample(target, phase_now[0], s))
@@ -128,9 +127,9 @@ def run_bufferbloat(peer: Peer, *, idle_s: int = 5, load_s: int = 10, streams: i
             phase_now[0] = name
             start = time.time()
             loads[name] = _run_load(procs, peer, args, load_s, streams, report, name, done,
-                                    (load_s + 1) / total)
+                                    (load_s + RAMP_S + 1) / total)
             windows[name] = (start + RAMP_S, time.time())
-            done += (load_s + 1) / total
+            done += (load_s + RAMP_S + 1) / total
             time.sleep(1.0)  # let the queues drain between phases
         report(Progress("bufferbloat", "done", 1.0, "done"))
         time.sleep(0.3)

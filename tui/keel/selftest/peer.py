@@ -9,12 +9,24 @@ from dataclasses import dataclass
 from keel.parse.wgdump import WgInterface
 from keel.selftest.events import SelfTestError
 
+# The first second of a load is the load building up (TCP's slow start, the
+# queues filling): iperf3 leaves it out of its totals (--omit), and the
+# bufferbloat test leaves its latency samples out, so both figures describe
+# the steady load.
+RAMP_S = 1
+
 
 @dataclass(frozen=True)
 class Peer:
     interface: str
     tunnel_ip: str  # inside the tunnel
     public_ip: str | None  # the endpoint's address, outside the tunnel
+
+    def iperf3(self, streams: int, seconds: int, output: str, *args: str) -> list[str]:
+        """iperf3 against the peer's server: `seconds` of steady load after a
+        RAMP_S ramp-up; `output` is --json or --json-stream."""
+        return ["iperf3", "-c", self.tunnel_ip, "-P", str(streams), "-t", str(seconds),
+                "-O", str(RAMP_S), output, *args]
 
 
 def _host_of(endpoint: str | None) -> str | None:

@@ -76,8 +76,7 @@ def _run_phase(procs: Processes, peer: Peer, name: str, args: list[str], seconds
     stat_before = procstat.parse_proc_stat(Path("/proc/stat").read_text())
     crypt_before = read_crypt_stats()
     bytes_before = wg_bytes(peer.interface)
-    proc = procs.start(["iperf3", "-c", peer.tunnel_ip, "-P", str(streams), "-t", str(seconds),
-                        "--json-stream", *args])
+    proc = procs.start(peer.iperf3(streams, seconds, "--json-stream", *args))
     end_result: iperf3.Iperf3Result | None = None
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -91,8 +90,9 @@ def _run_phase(procs: Processes, peer: Peer, name: str, args: list[str], seconds
         if event == "interval" and data:
             t = data[0].end
             mbit = sum(i.bps for i in data) / 1e6
+            ramp = " (ramping up)" if data[0].omitted else ""
             report(Progress("throughput", name, done + share * min(1.0, t / seconds),
-                            f"{name}: {mbit:.1f} Mbit/s at {t:.0f} s"))
+                            f"{name}: {mbit:.1f} Mbit/s at {t:.0f} s{ramp}"))
         elif event == "end":
             end_result = data
     proc.wait()
