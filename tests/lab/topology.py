@@ -136,3 +136,23 @@ def raw_tunnel(edge: Guest, hub: Guest) -> None:
     hub.check(f"wg set wg0 peer {pe} allowed-ips {EDGE_TUNNEL}/32")
     hub.check(f"iperf3 -s -D -B {HUB_TUNNEL}")
     edge.check(f"ping -n -c 1 -w 30 {HUB_TUNNEL}", 60)
+
+
+def cake_on_tunnel(edge: Guest, shape: Bottleneck, percent: int = 90) -> tuple[int, int]:
+    """CAKE on the edge's tunnel at `percent` of the bottleneck, with the very
+    commands keel renders (egress on wg0, ingress through an IFB); returns the
+    (download, upload) kbit/s it set."""
+    from keel.render import cake
+    from keel.render.model import Shaping, Wan
+
+    down, up = shape.down_kbit * percent // 100, shape.up_kbit * percent // 100
+    wan = Wan(edge.ifname("up"), shaping=Shaping(download_kbit=down, upload_kbit=up,
+                                                 attach="tunnel"))
+    for cmd in cake.egress_commands(wan, "wg0") + cake.ingress_commands(wan, "wg0"):
+        edge.check(" ".join(cmd))
+    return down, up
+
+
+def no_cake_on_tunnel(edge: Guest) -> None:
+    edge.check("tc qdisc del dev wg0 root; tc qdisc del dev wg0 ingress; "
+               "ip link del ifb4wg0; true")

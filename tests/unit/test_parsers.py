@@ -48,7 +48,13 @@ def test_wg_crypt_workers():
     worker = kworkers.parse_pid_stat("10 (kworker/0:1-wg-crypt-wg0) R 2 0 0 0 -1 69238880 "
                                      "0 0 0 0 3 157 0 0 20 0 1 0 73")
     assert (worker.pid, worker.utime, worker.stime) == (10, 3, 157)
-    assert kworkers.ticks_between([worker], [kworkers.TaskTime(10, worker.comm, 5, 200)]) == 45
+    T = kworkers.TaskTime
+    before = {10: worker, 11: T(11, "kworker/1:0-events", 0, 100), 12: T(12, "kworker/1:1", 0, 9)}
+    after = {10: T(10, "kworker/0:1-events", 5, 200),  # was crypting, now named otherwise
+             11: T(11, "kworker/1:0-wg-crypt-wg0", 0, 130),  # took up crypt work
+             12: T(12, "kworker/1:1-events", 0, 50),  # never crypt
+             13: T(13, "kworker/1:2-wg-crypt-wg0", 0, 7)}  # born in between
+    assert kworkers.crypt_ticks_between(before, after) == 45 + 30 + 7
 
 
 def test_wg_dump_keeps_no_private_key():

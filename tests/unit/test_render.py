@@ -48,6 +48,18 @@ def test_cake_both_directions():
     assert cake.ifb_name("enp0s31f6-long") == "ifb4enp0s31f6-l"
 
 
+def test_ingress_shaping_on_the_tunnel_turns_its_gro_off_and_back_on():
+    shaping = Shaping(download_kbit=10800, upload_kbit=3600, attach="tunnel")
+    on = cake.ingress_commands(Wan("eth0", shaping=shaping), "wg0")
+    assert on[-1] == ["ethtool", "-K", "wg0", "gro", "off"]
+    assert on[0][:4] == ["ip", "link", "add", "ifb4wg0"]  # apply drops it when the IFB exists
+    off = cake.ingress_commands(Wan("eth0", shaping=Shaping(attach="tunnel")), "wg0")
+    assert off[-1] == ["ethtool", "-K", "wg0", "gro", "on"]
+    # on the WAN itself GRO stays as it is
+    wan = cake.ingress_commands(Wan("eth0", shaping=Shaping(download_kbit=10800)), "wg0")
+    assert not any(c[0] == "ethtool" for c in wan)
+
+
 def test_shaping_off_means_fq_codel_and_no_ifb():
     wan = Wan("eth0", shaping=Shaping())
     assert cake.egress_commands(wan) == [["tc", "qdisc", "replace", "dev", "eth0", "root",

@@ -28,7 +28,7 @@ from keel.metrics.snapshots import (
 )
 from keel.metrics.source import Source, SourceError
 from keel.parse.cpusysfs import parse_cpufreq, parse_cpuidle
-from keel.parse.kworkers import TaskTime, parse_pid_stat
+from keel.parse.kworkers import TaskTime, crypt_ticks_between, parse_pid_stat
 from keel.parse.procstat import CpuShare, parse_proc_stat, shares
 from keel.parse.tcqdisc import parse_qdiscs
 from keel.parse.wgdump import parse_wg_dump
@@ -185,11 +185,8 @@ class CpuCollector:
         old_bytes, self._bytes = self._bytes, nbytes
         if before is None:
             return CpuSnapshot()
-        crypt = 0
-        for pid, task in tasks.items():
-            old = old_tasks.get(pid)
-            if old and ("wg-crypt-" in task.comm or "wg-crypt-" in old.comm):
-                crypt += max(0, task.ticks - old.ticks)
+        # only workers seen at both reads: a rescan finds old workers, not new ones
+        crypt = crypt_ticks_between(old_tasks, {p: t for p, t in tasks.items() if p in old_tasks})
         share = shares(before, stat)
         self._history.append(share)
         delta = None if nbytes is None or old_bytes is None else nbytes - old_bytes

@@ -29,18 +29,25 @@ def tunnel_cost(before: Mapping[str, CpuTimes], after: Mapping[str, CpuTimes],
                 crypt_ticks: int, tunnel_bytes: int | None, hz: int) -> TunnelCost | None:
     """Softirq ticks of all CPUs plus the wg-crypt workers' ticks between two
     /proc/stat reads. Wall time comes from the ticks themselves (total ticks of
-    all CPUs / number of CPUs), so no clock is needed."""
+    all CPUs / number of CPUs), so no clock is needed.
+
+    A worker's own time also holds the softirq work that ran on its back, which
+    /proc/stat already counts as softirq; what is left of it is kernel time,
+    which /proc/stat counts as system. So the workers count at most the system
+    time of the same interval: the cost never exceeds softirq + system."""
     cpus = [name for name in after if name != "cpu" and name in before]
     if not cpus:
         return None
     softirq = sum(max(0, after[c].softirq - before[c].softirq) for c in cpus)
+    system = sum(max(0, after[c].system - before[c].system) for c in cpus)
+    crypt_ticks = min(max(0, crypt_ticks), system)
     total = sum(max(0, after[c].total - before[c].total) for c in cpus)
     if total <= 0:
         return None
     wall = total / len(cpus) / hz
     return TunnelCost(
         softirq_seconds=cpu_seconds(softirq, hz),
-        crypt_seconds=cpu_seconds(max(0, crypt_ticks), hz),
+        crypt_seconds=cpu_seconds(crypt_ticks, hz),
         wall_seconds=wall,
         ncpus=len(cpus),
         tunnel_bytes=None if tunnel_bytes is None else max(0, tunnel_bytes),

@@ -42,7 +42,16 @@ def wg_crypt_tasks(stat_lines: str, interface: str | None = None) -> list[TaskTi
     return tasks
 
 
-def ticks_between(before: list[TaskTime], after: list[TaskTime]) -> int:
-    """CPU ticks the tasks spent between two reads (tasks seen in both)."""
-    earlier = {t.pid: t.ticks for t in before}
-    return sum(max(0, t.ticks - earlier[t.pid]) for t in after if t.pid in earlier)
+def crypt_ticks_between(before: dict[int, TaskTime], after: dict[int, TaskTime]) -> int:
+    """Ticks the wg-crypt workers spent between two reads of *every* kworker
+    (by pid): a worker counts when either read names wg-crypt (a name tells
+    only the latest work item), and a worker born in between counts whole."""
+    ticks = 0
+    for pid, task in after.items():
+        old = before.get(pid)
+        if old is None:
+            if "wg-crypt-" in task.comm:
+                ticks += task.ticks
+        elif "wg-crypt-" in task.comm or "wg-crypt-" in old.comm:
+            ticks += max(0, task.ticks - old.ticks)
+    return ticks

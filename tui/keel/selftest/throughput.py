@@ -53,17 +53,20 @@ class ThroughputResult:
         return asdict(self) | {"cpu_bound": self.cpu_bound}
 
 
-def read_crypt_stats(proc_root: Path = Path("/proc")) -> list[kworkers.TaskTime]:
-    lines = []
+def read_kworkers(proc_root: Path = Path("/proc")) -> dict[int, kworkers.TaskTime]:
+    """Every kernel worker's CPU time, by pid (which of them ran wg-crypt work
+    is decided between two reads: see kworkers.crypt_ticks_between)."""
+    tasks = {}
     for entry in proc_root.iterdir():
         if entry.name.isdigit():
             try:
                 line = (entry / "stat").read_text()
             except OSError:
                 continue
-            if "wg-crypt-" in line:
-                lines.append(line)
-    return kworkers.wg_crypt_tasks("".join(lines))
+            if "(kworker/" in line:
+                task = kworkers.parse_pid_stat(line)
+                tasks[task.pid] = task
+    return tasks
 
 
 def wg_bytes(ifname: str, net: Path = Path("/sys/class/net")) -> int:
@@ -74,7 +77,7 @@ def wg_bytes(ifname: str, net: Path = Path("/sys/class/net")) -> int:
 def _run_phase(procs: Processes, peer: Peer, name: str, args: list[str], seconds: int,
                streams: int, report: Report, done: float, share: float) -> ThroughputPhase:
     stat_before = procstat.parse_proc_stat(Path("/proc/stat").read_text())
-    crypt_before = read_crypt_stats()
+    crypt_before = read_kworkers()
     bytes_before = wg_bytes(peer.interface)
     proc = procs.start(peer.iperf3(streams, seconds, "--json-stream", *args))
     end_result: iperf3.Iperf3Result | None = None
@@ -97,12 +100,12 @@ def _run_phase(procs: Processes, peer: Peer, name: str, args: list[str], seconds
             end_result = data
     proc.wait()
     stat_after = procstat.parse_proc_stat(Path("/proc/stat").read_text())
-    crypt_after = read_crypt_stats()
+    crypt_after = read_kworkers()
     tunnel_bytes = wg_bytes(peer.interface) - bytes_before
     if end_result is None:
         raise SelfTestError(f"iperf3 against {peer.tunnel_ip} ended without a result")
     cost: TunnelCost | None = tunnel_cost(stat_before, stat_after,
-                                          kworkers.ticks_between(crypt_before, crypt_after),
+                                          kworkers.crypt_ticks_between(crypt_before, crypt_after),
                                           tunnel_bytes, HZ)
     shares = procstat.shares(stat_before, stat_after)
     busy = {c: round(s.busy, 3) for c, s in shares.items() if c != "cpu"}
