@@ -10,7 +10,7 @@ UP_KBIT, DOWN_KBIT = 8000, 16000
 NO_ROUTER = "203.0.113.254"
 
 
-def hub_config(edge_pub: str) -> str:
+def hub_config(edge_pub: str, *, gateway: str = NO_ROUTER) -> str:
     return f"""
 [system]
 hostname = "hub"
@@ -18,7 +18,7 @@ hostname = "hub"
 interface = "eth0"
 mode = "static"
 address = "{topo.HUB_WAN}/24"
-gateway = "{NO_ROUTER}"
+gateway = "{gateway}"
 [wireguard]
 enabled = true
 address = ["{topo.HUB_TUNNEL}/24"]
@@ -32,18 +32,21 @@ iperf3_server = true
 """
 
 
-def edge_config(hub_pub: str, *, upload: int = UP_KBIT, ssh: bool = False) -> str:
+def edge_config(hub_pub: str, *, upload: int = UP_KBIT, download: int = DOWN_KBIT,
+                ssh: bool = False, address: str = topo.EDGE_WAN_DIRECT,
+                gateway: str = NO_ROUTER, attach: str = "wan") -> str:
     return f"""
 [system]
 hostname = "edge"
 [wan]
 interface = "eth0"
 mode = "static"
-address = "{topo.EDGE_WAN_DIRECT}/24"
-gateway = "{NO_ROUTER}"
+address = "{address}/24"
+gateway = "{gateway}"
 [wan.shaping]
-download_kbit = {DOWN_KBIT}
+download_kbit = {download}
 upload_kbit = {upload}
+attach = "{attach}"
 [lan]
 interface = "eth1"
 address = "{topo.LAN_EDGE}/24"
@@ -66,15 +69,21 @@ ssh_on_wan = {"true" if ssh else "false"}
 
 
 
-def configure_with_keel(rl: topo.RouterLab, edge_path: str = "/data/keel/keel.toml") -> str:
+def configure_with_keel(rl: topo.RouterLab, edge_path: str = "/data/keel/keel.toml",
+                        **edge_options) -> str:
     """Configure hub and edge with `keel apply` and wait for the tunnel's first
-    handshake; returns the hub's public key."""
+    handshake; returns the hub's public key. With an isp in the lab, both
+    route through it."""
     edge, hub = rl.edge, rl.hub
+    if rl.isp:
+        edge_options = {"address": topo.EDGE_WAN_VIA_ISP, "gateway": topo.ISP_UP,
+                        **edge_options}
     edge_pub, hub_pub = edge.check("keel show pubkey"), hub.check("keel show pubkey")
-    hub.write_file("/data/keel/keel.toml", hub_config(edge_pub))
+    hub.write_file("/data/keel/keel.toml",
+                   hub_config(edge_pub, gateway=topo.ISP_CORE if rl.isp else NO_ROUTER))
     hub.check("keel apply", 60)
     hub.check(f"ip addr add {topo.BEHIND_HUB}/32 dev lo")
-    edge.write_file(edge_path, edge_config(hub_pub))
+    edge.write_file(edge_path, edge_config(hub_pub, **edge_options))
     edge.check("keel apply" + ("" if edge_path == "/data/keel/keel.toml" else f" {edge_path}"),
                60)
     edge.check(f"ping -n -c 1 -w 30 {topo.HUB_TUNNEL}", 60)  # the first handshake
