@@ -14,6 +14,12 @@ from keel.selftest.grading import percentile
 from tests.lab import topology as topo
 
 SHAPE = topo.Bottleneck()
+# p95 latency increase with CAKE at 90 %, under emulation. Both ways at once
+# the edge (one emulated vCPU) carries 12 Mbit/s of WireGuard plus iperf3's 8
+# streams, and the 2-core host runs 4 guests: over 8 runs the bidirectional
+# p95 was 8.6-19.5 ms (p50 1.6-7.8 ms); pinning guests to host cores, or more
+# vCPUs, did not lower it. So it is held to 30 ms, the others to 15 ms.
+P95_LIMIT_MS = {"download": 15, "upload": 15, "bidirectional": 30}
 SELFTEST_TIMEOUT = 75  # seconds at KVM speed: 5 s idle + 3 x 11 s load + margins
 
 
@@ -82,7 +88,7 @@ def test_cake_at_90_percent_grades_a_in_every_phase_and_keeps_the_throughput(lab
         for name in ("download", "upload", "bidirectional"):
             p = phases[name]
             assert p["grade"] in ("A+", "A"), (name, p["grade"], p["increase_p50_ms"])
-            assert p["increase_p95_ms"] < 15, (name, p["increase_p95_ms"])
+            assert p["increase_p95_ms"] < P95_LIMIT_MS[name], (name, p["increase_p95_ms"])
             assert p["tunnel"]["lost"] <= 1, (name, p["tunnel"])  # CAKE spares the probes
         # iperf3's goodput against CAKE's rate (which counts the tunnel's bytes too)
         assert phases["download"]["down_mbit"] * 1000 >= 0.85 * down_kbit
