@@ -155,3 +155,33 @@ def test_plan_describes_steps_without_secrets(tmp_path):
     lines = [line for s in engine.plan(EDGE, SteadyProbe(tmp_path), lambda: SECRET)
              for line in s.describe()]
     assert lines and not any(SECRET in line for line in lines)
+
+
+class IngressCakeGoneProbe(SteadyProbe):
+    """The IFB and wg0's ingress redirect are there, the IFB's CAKE is not
+    (what `selftest bufferbloat --compare` leaves while it bypasses CAKE)."""
+
+    def links(self):
+        return {name: {"ifname": name, "flags": ["UP"], "mtu": 1500, "linkinfo": {}}
+                for name in ("eth0", "wg0", "ifb4wg0")}
+
+    def root_qdisc(self, ifname):
+        if ifname == "wg0":
+            return {"kind": "cake", "options": {"bandwidth": 3600 * 125,
+                                                "diffserv": "besteffort"}}
+        return {"kind": "fq_codel", "options": {}}
+
+
+def test_ingress_cake_comes_back_without_replacing_the_matchall_filter(tmp_path):
+    model = RouterModel(
+        wans=(Wan("eth0", shaping=Shaping(download_kbit=10800, upload_kbit=3600,
+                                          attach="tunnel")),),
+        tunnel=Tunnel(addresses=("10.77.0.2/24",)))
+    steps = engine.plan_shaping(model, IngressCakeGoneProbe(tmp_path))
+    (ingress,) = [s for s in steps if "ingress" in s.why]
+    cmds = [list(c) for c in ingress.commands]
+    assert cmds[0] == ["tc", "qdisc", "del", "dev", "wg0", "handle", "ffff:", "ingress"]
+    assert ["ip", "link", "add", "ifb4wg0", "type", "ifb"] not in cmds  # it exists
+    filters = [i for i, c in enumerate(cmds) if c[:2] == ["tc", "filter"]]
+    qdisc_add = cmds.index(["tc", "qdisc", "replace", "dev", "wg0", "handle", "ffff:", "ingress"])
+    assert filters and filters[0] > qdisc_add

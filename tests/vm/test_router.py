@@ -120,6 +120,21 @@ def test_doctor_reports_the_truth(lab):
     assert peers and peers[0]["status"] == "ok"
 
 
+def test_an_interrupted_compare_puts_cake_back_and_stops_its_processes(lab):
+    before = state(lab.edge)
+    lab.edge.check("(keel selftest bufferbloat --compare > /run/compare.out 2>&1 & "
+                   "echo $! > /run/compare.pid)")
+    # bypassed once the test runs: no CAKE at the root of eth0 any more
+    lab.edge.check("for i in $(seq 60); do tc qdisc show dev eth0 root | grep -q cake || "
+                   "break; sleep 0.5; done; ! tc qdisc show dev eth0 root | grep -q cake", 60)
+    lab.edge.check("sleep 8; pgrep -x iperf3 && pgrep -x ping", 30)  # under load
+    lab.edge.check("kill -TERM $(cat /run/compare.pid); "
+                   "while kill -0 $(cat /run/compare.pid) 2>/dev/null; do sleep 0.5; done", 60)
+    assert "interrupted" in lab.edge.check("cat /run/compare.out")
+    assert lab.edge.run("pgrep -x iperf3 || pgrep -x ping").rc == 1  # none left
+    assert without_handles(state(lab.edge)) == without_handles(before)
+
+
 def without_handles(text: str) -> str:
     """qdisc handles are numbered by the kernel as qdiscs are made: not state."""
     return re.sub(r"qdisc (\S+) [0-9a-f]+: ", r"qdisc \1 N: ", text)

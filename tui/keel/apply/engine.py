@@ -302,6 +302,11 @@ def _plan_wan_shaping(wan: Wan, tun: str | None, probe: Probe) -> list[Step]:
               and probe.stamp(f"cake-{ifb}.sha") == stamp_ingress)
         if not ok:
             cmds = ingress[1:] if ifb in links else ingress  # the IFB exists
+            if probe.has_ingress(dev):
+                # a matchall filter cannot be replaced ("File exists"): the
+                # ingress qdisc goes, its filter with it, and both come back
+                cmds = [["tc", "qdisc", "del", "dev", dev, "handle", cake.INGRESS_HANDLE,
+                         "ingress"], *cmds]
             steps.append(Step("shaping", f"CAKE {s.download_kbit} kbit/s on {dev} ingress "
                                          f"via {ifb}", tuple(map(tuple, cmds)),
                               stamps=_stamp(probe.run_dir, f"cake-{ifb}.sha", stamp_ingress)))
