@@ -45,8 +45,8 @@ def scenario_bottleneck(seconds: int) -> dict:
             cake_line = rl.edge.check("tc qdisc show dev wg0 root")
             print("bench: keel selftest bufferbloat --compare (human, then JSON) ...", flush=True)
             text = rl.edge.check(f"keel selftest bufferbloat --compare --seconds {seconds} "
-                                 "2>/run/selftest.err || {{ tail -3 /run/selftest.err; "
-                                 "false; }}", timeout)
+                                 "2>/run/selftest.err || { tail -3 /run/selftest.err; "
+                                 "false; }", timeout)
             print(text, flush=True)
             without, with_cake = json.loads(rl.edge.check(
                 f"keel selftest bufferbloat --compare --json --seconds {seconds} 2>/dev/null",
