@@ -57,14 +57,6 @@ def scenario_bottleneck(seconds: int) -> dict:
             "cake": cake_line, "without": without, "with": with_cake, "compare_text": text}
 
 
-def kernel_ticks(edge) -> tuple[int, int]:
-    """softirq + system ticks of all CPUs, and the bytes wg0 carried."""
-    cpu = edge.check("head -1 /proc/stat").split()
-    nbytes = sum(int(edge.check(f"cat /sys/class/net/wg0/statistics/{c}_bytes"))
-                 for c in ("rx", "tx"))
-    return int(cpu[3]) + int(cpu[7]), nbytes
-
-
 def scenario_cpu(seconds: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="keel-bench-") as tmp:
         lab = Lab(Path(tmp))
@@ -74,10 +66,10 @@ def scenario_cpu(seconds: int) -> dict:
             topo.address_wan(rl)
             topo.raw_tunnel(rl.edge, rl.hub)
             hz = int(rl.edge.check("getconf CLK_TCK"))
-            ticks0, bytes0 = kernel_ticks(rl.edge)
+            ticks0, bytes0 = topo.kernel_ticks_and_wg_bytes(rl.edge)
             out = rl.edge.check(f"keel selftest throughput --json --seconds {seconds} "
                                 "2>/dev/null", 60 + 8 * seconds)
-            ticks1, bytes1 = kernel_ticks(rl.edge)
+            ticks1, bytes1 = topo.kernel_ticks_and_wg_bytes(rl.edge)
         finally:
             lab.close()
     result = json.loads(out)

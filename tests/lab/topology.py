@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from tests.lab.guest import Guest
 from tests.lab.lab import Lab
+from tests.lab.paths import LabError
 
 HUB_WAN = "203.0.113.2"
 ISP_UP = "198.51.100.1"
@@ -156,3 +157,17 @@ def cake_on_tunnel(edge: Guest, shape: Bottleneck, percent: int = 90) -> tuple[i
 def no_cake_on_tunnel(edge: Guest) -> None:
     edge.check("tc qdisc del dev wg0 root; tc qdisc del dev wg0 ingress; "
                "ip link del ifb4wg0; true")
+
+
+def kernel_ticks_and_wg_bytes(guest: Guest) -> tuple[int, int]:
+    """softirq + system ticks of all CPUs (/proc/stat's first line) and the
+    bytes wg0 carried both ways: the tunnel's cost as the kernel counts it,
+    read without keel."""
+    cpu = guest.check("head -1 /proc/stat").split()
+    if cpu[0] != "cpu":
+        raise LabError(f"{guest.name}: /proc/stat starts with {cpu[0]!r}")
+    # cpu user nice system idle iowait irq softirq ...
+    ticks = int(cpu[3]) + int(cpu[7])
+    nbytes = sum(int(guest.check(f"cat /sys/class/net/wg0/statistics/{c}_bytes"))
+                 for c in ("rx", "tx"))
+    return ticks, nbytes

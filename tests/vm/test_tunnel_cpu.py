@@ -27,23 +27,11 @@ def lab(make_module_lab):
     return rl
 
 
-def kernel_ticks_and_bytes(edge) -> tuple[int, int]:
-    """softirq + system ticks of all CPUs (/proc/stat's first line) and the
-    bytes wg0 carried both ways."""
-    cpu = edge.check("head -1 /proc/stat").split()
-    assert cpu[0] == "cpu"
-    # cpu user nice system idle iowait irq softirq ...
-    ticks = int(cpu[3]) + int(cpu[7])
-    nbytes = sum(int(edge.check(f"cat /sys/class/net/wg0/statistics/{c}_bytes"))
-                 for c in ("rx", "tx"))
-    return ticks, nbytes
-
-
 def test_the_tunnel_is_cpu_bound_and_its_cost_agrees_with_proc_stat(lab):
     hz = int(lab.edge.check("getconf CLK_TCK"))
-    ticks_before, bytes_before = kernel_ticks_and_bytes(lab.edge)
+    ticks_before, bytes_before = topo.kernel_ticks_and_wg_bytes(lab.edge)
     out = lab.edge.check("keel selftest throughput --json 2>/run/selftest.err", SELFTEST_TIMEOUT)
-    ticks_after, bytes_after = kernel_ticks_and_bytes(lab.edge)
+    ticks_after, bytes_after = topo.kernel_ticks_and_wg_bytes(lab.edge)
     result = json.loads(out)
     phases = {p["name"]: p for p in result["phases"]}
 
