@@ -61,9 +61,9 @@ class Console:
                            f"console ended with:\n{tail}") from None
         except pexpect.EOF:
             tail = (self.child.before or b"")[-600:].decode(errors="replace")
-            if QEMU_ASSERTION.search(tail):
+            if crash := QEMU_ASSERTION.search(tail):
                 raise EmulatorCrash(f"{self.name}: QEMU crashed while waiting for {pattern!r}: "
-                                    f"{QEMU_ASSERTION.search(tail).group(0)}") from None
+                                    f"{crash.group(0)}") from None
             raise LabError(f"{self.name}: QEMU exited while waiting for {pattern!r}; "
                            f"console ended with:\n{tail}") from None
         return self.child.match

@@ -112,6 +112,33 @@ class TunnelCollector:
         return TunnelSnapshot(tuple(ifaces), tuple(peers))
 
 
+def scan_kworkers(source: Source) -> list[str]:
+    """The pids of the kernel's workers (kworker/...)."""
+    pids = []
+    for pid in source.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            comm = source.read_text(f"/proc/{pid}/comm")
+        except SourceError:
+            continue
+        if comm.startswith("kworker/"):
+            pids.append(pid)
+    return pids
+
+
+def read_tasks(source: Source, pids: list[str]) -> dict[int, TaskTime]:
+    """CPU time of these tasks, by pid (a task gone since is left out)."""
+    tasks = {}
+    for pid in pids:
+        try:
+            task = parse_pid_stat(source.read_text(f"/proc/{pid}/stat"))
+        except (SourceError, ValueError):
+            continue
+        tasks[task.pid] = task
+    return tasks
+
+
 class CpuCollector:
     """/proc/stat per core, the wg-crypt kworkers' ticks and the bytes through
     the wg interfaces: the tunnel's CPU cost and the CPU warnings."""
@@ -130,33 +157,13 @@ class CpuCollector:
         self._bytes: int | None = None
         self._history: deque[dict[str, CpuShare]] = deque(maxlen=hold)
 
-    def _scan_kworkers(self) -> list[str]:
-        pids = []
-        for pid in self.source.listdir("/proc"):
-            if not pid.isdigit():
-                continue
-            try:
-                comm = self.source.read_text(f"/proc/{pid}/comm")
-            except SourceError:
-                continue
-            if comm.startswith("kworker/"):
-                pids.append(pid)
-        return pids
-
     def _read_tasks(self) -> dict[int, TaskTime]:
         if self._polls % self.RESCAN_EVERY == 0:
             try:
-                self._kworkers = self._scan_kworkers()
+                self._kworkers = scan_kworkers(self.source)
             except SourceError:
                 self._kworkers = []
-        tasks = {}
-        for pid in self._kworkers:
-            try:
-                task = parse_pid_stat(self.source.read_text(f"/proc/{pid}/stat"))
-            except (SourceError, ValueError):
-                continue
-            tasks[task.pid] = task
-        return tasks
+        return read_tasks(self.source, self._kworkers)
 
     def _tunnel_bytes(self) -> int | None:
         if self._wg is None or self._polls % (self.RESCAN_EVERY * 3) == 0:

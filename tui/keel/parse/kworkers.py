@@ -32,16 +32,6 @@ def parse_pid_stat(line: str) -> TaskTime:
     return TaskTime(pid=pid, comm=comm, utime=int(fields[11]), stime=int(fields[12]))
 
 
-def wg_crypt_tasks(stat_lines: str, interface: str | None = None) -> list[TaskTime]:
-    """The tasks among `stat_lines` whose name says they run wg-crypt work."""
-    marker = f"wg-crypt-{interface}" if interface else "wg-crypt-"
-    tasks = []
-    for line in stat_lines.splitlines():
-        if marker in line and "(" in line:
-            tasks.append(parse_pid_stat(line))
-    return tasks
-
-
 def crypt_ticks_between(before: dict[int, TaskTime], after: dict[int, TaskTime]) -> int:
     """Ticks the wg-crypt workers spent between two reads of *every* kworker
     (by pid): a worker counts when either read names wg-crypt (a name tells

@@ -10,8 +10,10 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from keel.metrics.collectors import read_tasks, scan_kworkers
 from keel.metrics.cpucost import tunnel_cost
 from keel.metrics.snapshots import TunnelCost
+from keel.metrics.source import RealSource
 from keel.parse import iperf3, kworkers, procstat
 from keel.selftest.events import Progress, Report, SelfTestError, ignore
 from keel.selftest.peer import Peer
@@ -53,20 +55,11 @@ class ThroughputResult:
         return asdict(self) | {"cpu_bound": self.cpu_bound}
 
 
-def read_kworkers(proc_root: Path = Path("/proc")) -> dict[int, kworkers.TaskTime]:
+def read_kworkers() -> dict[int, kworkers.TaskTime]:
     """Every kernel worker's CPU time, by pid (which of them ran wg-crypt work
     is decided between two reads: see kworkers.crypt_ticks_between)."""
-    tasks = {}
-    for entry in proc_root.iterdir():
-        if entry.name.isdigit():
-            try:
-                line = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if "(kworker/" in line:
-                task = kworkers.parse_pid_stat(line)
-                tasks[task.pid] = task
-    return tasks
+    source = RealSource()
+    return read_tasks(source, scan_kworkers(source))
 
 
 def wg_bytes(ifname: str, net: Path = Path("/sys/class/net")) -> int:
