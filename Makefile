@@ -92,14 +92,15 @@ image: image-preflight
 	cp $(addprefix $(O)/images/,$(RELEASE_IMAGES)) $(OUT)/images/
 	@echo "== image: done: $(addprefix $(OUT)/images/,$(RELEASE_IMAGES))"
 
-# Fail at once, before any build step: offline (naming the URL and the
-# BUILDROOT_SRC override), or without qemu-img for the qcow2.
+# Fail at once, before anything is downloaded: every missing host tool
+# (Buildroot's dependencies.sh list, qemu-img for the qcow2; all named in one
+# message with their Debian packages), then offline (naming the URL and the
+# BUILDROOT_SRC override).
 image-preflight:
+	@$(BR_SCRIPTS)/host-tools.sh $(if $(BUILDROOT_SRC),,--download)
 ifndef BUILDROOT_SRC
 	@$(BR_SCRIPTS)/online.sh $(BR_URL)
 endif
-	@command -v qemu-img >/dev/null || \
-		{ echo "image: qemu-img is needed for the qcow2 (Debian: qemu-utils)" >&2; exit 1; }
 
 check: check-shell check-python check-kernel-fragment check-buildroot
 	@echo "== check: all passed"
@@ -121,6 +122,9 @@ check-kernel-fragment:
 check-buildroot:
 ifdef BUILDROOT_SRC
 	@echo "== check: utils/check-package -b on buildroot-external/"
+	@$(PYTHON) -c 'import magic, flake8' 2>/dev/null || { echo "check: Buildroot's" \
+		"utils/check-package needs the Python modules magic and flake8:" \
+		"pip install python-magic flake8" >&2; exit 1; }
 	cd $(BR_EXTERNAL) && $(BUILDROOT_SRC)/utils/check-package -b $$(find . -type f | sort)
 	@echo "== check: $(BR_DEFCONFIG) configure + savedefconfig round trip"
 	$(BR_SCRIPTS)/defconfig-roundtrip.sh $(BUILDROOT_SRC) $(BR_EXTERNAL) $(BR_DEFCONFIG) \

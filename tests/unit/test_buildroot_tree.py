@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,87 @@ def test_boot_img_reaches_the_images_directory():
     assert "GRUB2_POST_INSTALL_IMAGES_HOOKS += KEEL_GRUB2_INSTALL_BOOT_IMG" in mk
     assert "build-i386-pc/grub-core/boot.img" in mk
     assert "LINUX_POST_BUILD_HOOKS += KEEL_LINUX_CHECK_CONFIG" in mk
+
+
+def test_kernel_host_libraries_come_from_buildroot():
+    """x86_64_defconfig (6.12) sets SYSTEM_TRUSTED_KEYRING (extract-cert needs OpenSSL)
+    and UNWINDER_ORC/OBJTOOL (objtool needs libelf); with a custom kernel version
+    Buildroot builds them for the kernel only when asked."""
+    cfg = defconfig()
+    assert cfg.get("BR2_LINUX_KERNEL_NEEDS_HOST_OPENSSL") == "y"
+    assert cfg.get("BR2_LINUX_KERNEL_NEEDS_HOST_LIBELF") == "y"
+
+
+# --- make image's preflight: buildroot-external/scripts/host-tools.sh
+
+HOST_TOOLS = EXT / "scripts/host-tools.sh"
+# What Buildroot 2026.02.3's support/dependencies/dependencies.sh requires on PATH
+# for keel_x86_64_defconfig (gzip and bzcat: DL_TOOLS, the extractors its sources need)
+BUILDROOT_TOOLS = ["which", "sed", "make", "gcc", "g++", "bash", "perl", "tar", "wget",
+                   "cpio", "unzip", "rsync", "bc", "cmp", "find", "xargs", "awk",
+                   "install", "patch", "gzip", "bzcat"]
+# every tool the preflight looks for on PATH (with --download)
+PREFLIGHT_TOOLS = [*BUILDROOT_TOOLS, "ar", "qemu-img", "sha256sum", "xz"]
+
+
+def run_preflight(tmp_path: Path, lacking: set[str], *args: str):
+    """Run the preflight with a PATH of only the tools not in `lacking`.
+
+    Each kept tool is a stub that succeeds (the real one may be missing on this
+    host, and a stub perl has every module), so the result does not depend on
+    what the host has installed. The script uses shell builtins only."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for tool in PREFLIGHT_TOOLS:
+        if tool not in lacking:
+            stub = bindir / tool
+            stub.write_text("#!/bin/sh\nexit 0\n")
+            stub.chmod(0o755)
+    return subprocess.run([str(HOST_TOOLS), *args], env={"PATH": str(bindir)},
+                          capture_output=True, text=True, timeout=30)
+
+
+def named_tools(message: str) -> set[str]:
+    return set(re.findall(r"^image:   (\S+) \(Debian: ", message, re.M))
+
+
+def test_preflight_passes_with_every_tool(tmp_path):
+    result = run_preflight(tmp_path, set(), "--download")
+    if Path("/usr/bin/file").exists():
+        assert (result.returncode, result.stderr) == (0, "")
+    else:  # the one absolute path the preflight checks: Buildroot insists on it
+        assert named_tools(result.stderr) == {"/usr/bin/file"}
+
+
+@pytest.mark.parametrize("lacking", [
+    {"rsync"},
+    {"rsync", "bc", "g++", "qemu-img", "bzcat", "cmp", "perl"},
+    {"xz", "sha256sum", "wget", "patch"},
+])
+def test_preflight_names_every_missing_tool_in_one_message(tmp_path, lacking):
+    result = run_preflight(tmp_path, lacking, "--download")
+    assert result.returncode == 1 and result.stdout == ""
+    named = named_tools(result.stderr) - {"/usr/bin/file"}
+    assert named == lacking
+    # one message: one header line, then the tools, then one install line
+    lines = result.stderr.splitlines()
+    assert len([line for line in lines if "nothing was downloaded" in line]) == 1
+    install = [line for line in lines if "apt-get install" in line]
+    assert len(install) == 1
+    packages = set(install[0].split("apt-get install ", 1)[1].split())
+    debian = {"rsync": "rsync", "bc": "bc", "g++": "g++", "qemu-img": "qemu-utils",
+              "bzcat": "bzip2", "cmp": "diffutils", "perl": "perl", "xz": "xz-utils",
+              "sha256sum": "coreutils", "wget": "wget", "patch": "patch"}
+    assert {debian[tool] for tool in lacking} <= packages
+
+
+def test_preflight_without_download_skips_the_tarball_tools(tmp_path):
+    result = run_preflight(tmp_path, {"xz", "sha256sum"})
+    assert named_tools(result.stderr) <= {"/usr/bin/file"}
+
+
+def test_preflight_names_all_of_buildroots_list_at_once(tmp_path):
+    """A bare host: every tool dependencies.sh would ask for, one at a time, named at once."""
+    result = run_preflight(tmp_path, set(PREFLIGHT_TOOLS), "--download")
+    assert result.returncode == 1
+    assert named_tools(result.stderr) - {"/usr/bin/file"} == set(PREFLIGHT_TOOLS)
