@@ -11,7 +11,7 @@ from typing import Any
 from keel.config import paths
 from keel.config.dump import to_toml
 from keel.config.errors import ConfigError
-from keel.config.load import load_file
+from keel.config.load import read_config
 
 EXIT_INVALID = 2
 
@@ -19,10 +19,12 @@ EXIT_INVALID = 2
 def _check(args: argparse.Namespace) -> int:
     path = args.file or paths.in_force()
     try:
-        load_file(path)
+        loaded = read_config(path)
     except ConfigError as err:
         print("\n".join(err.lines()))
         return EXIT_INVALID
+    for line in loaded.warning_lines():
+        print(line)
     print(f"ok: {path}")
     return 0
 
@@ -30,11 +32,13 @@ def _check(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     path = args.file or paths.in_force()
     try:
-        config = load_file(path)
+        loaded = read_config(path)
     except ConfigError as err:
         print("\n".join(err.lines()), file=sys.stderr)
         return EXIT_INVALID
-    sys.stdout.write(f"# {path}, every key with its value in force\n" + to_toml(config))
+    for line in loaded.warning_lines():
+        print(line, file=sys.stderr)
+    sys.stdout.write(f"# {path}, every key with its value in force\n" + to_toml(loaded.config))
     return 0
 
 

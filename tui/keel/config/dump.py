@@ -8,7 +8,7 @@ import typing
 from typing import Any
 
 from keel.config.describe import array_item, kinds
-from keel.config.load import segment
+from keel.config.keypath import toml_key as segment
 from keel.config.schema import Config
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f",

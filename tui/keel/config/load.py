@@ -1,33 +1,39 @@
-"""Loading keel.toml: TOML syntax, then every key against the schema, then the
-rules that tie keys together (relations.py). All problems are collected, each
-with its key path; nothing is applied from an invalid file. A reason never
-repeats a value, and the values of keys named like private/secret/preshared
-are scrubbed from every message all the same."""
+"""Loading keel.toml: one path for every command (`config check`, `config
+show`, `apply`, `--dry-run`, `--boot`): at most 1 MiB of UTF-8 (source.py),
+limits checked before TOML is parsed (toml_syntax.py, prescan.py), removed
+keys dropped with a warning (removed.py), then every key against the schema,
+then the rules that tie keys together (relations.py). All problems are
+collected, each with its key path; nothing is applied from an invalid file. A
+reason never repeats a value, and secrets are scrubbed from every message all
+the same (scrub.py)."""
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
-import json
-import re
-import tomllib
 import typing
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from keel.config import describe
 from keel.config.checks import by_rule
-from keel.config.errors import ConfigError, Problem
+from keel.config.errors import MAX_SHOWN, ConfigError, Problem
+from keel.config.keypath import REDACTED, join, looks_secret, segment
 from keel.config.relations import cross_checks
+from keel.config.removed import drop_removed
 from keel.config.schema import ANY, Config, Rule, is_secret
+from keel.config.scrub import scrub, secrets_in
+from keel.config.source import decode, read_bytes
+from keel.config.toml_syntax import parse_toml
+
+__all__ = ["REDACTED", "ConfigError", "Loaded", "load_file", "load_text", "parse_config",
+           "read_config", "segment"]
 
 _BAD = object()
 _TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false", float: "a number",
                dict: "a table", list: "an array"}
-_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
-_AT_LINE = re.compile(r"\(at line (\d+), column (\d+)\)|\(at end of document\)")
-REDACTED = "<redacted>"
 
 
 def _what(value: Any) -> str:
@@ -39,15 +45,6 @@ def _what(value: Any) -> str:
     return "a date or time" if hasattr(value, "isoformat") else type(value).__name__
 
 
-def segment(name: str) -> str:
-    """A key as TOML writes it in a dotted path: bare, else quoted."""
-    return name if _BARE.fullmatch(name) else json.dumps(name)
-
-
-def _join(path: str, name: str) -> str:
-    return f"{path}.{segment(name)}" if path else segment(name)
-
-
 def _typed(kind: Any, value: Any) -> bool:
     if kind is bool:
         return isinstance(value, bool)
@@ -56,13 +53,17 @@ def _typed(kind: Any, value: Any) -> bool:
     return kind is str and isinstance(value, str)
 
 
-def _unknown(name: str, path: str, fields: list[str]) -> Problem:
-    where = _join(path, name)
+def _unknown(name: str, path: str, fields: list[str], hint: bool = True) -> Problem:
+    """An unknown key; `hint` looks for the key meant (costly: only for the
+    problems that will be shown)."""
+    where = join(path, name)
     if is_secret(name):
         if "private" in name.lower():
             return Problem(where, "unknown key: the private key is not kept in keel.toml "
                                   "(it lives in /data/keel/wireguard.key)")
         return Problem(where, "unknown key: keel.toml holds no secrets")
+    if not hint or looks_secret(name) or len(name) > 64:
+        return Problem(where, "unknown key")
     close = difflib.get_close_matches(name, fields, 1)
     if close:
         return Problem(where, f"unknown key (did you mean '{close[0]}'?)")
@@ -129,17 +130,17 @@ def _build(cls: Any, data: Any, path: str, problems: list[Problem]) -> Any:
     for name, raw in data.items():
         f = fields.get(name)
         if f is None:
-            problems.append(_unknown(name, path, list(fields)))
+            problems.append(_unknown(name, path, list(fields), len(problems) < MAX_SHOWN))
             bad = True
             continue
-        value = _convert(hints[name], raw, _join(path, name), f.metadata, problems)
+        value = _convert(hints[name], raw, join(path, name), f.metadata, problems)
         if value is _BAD:
             bad = True
         else:
             kwargs[name] = value
     for name, f in fields.items():
         if name not in data and f.metadata.get("required"):
-            problems.append(Problem(_join(path, name), "missing (required)"))
+            problems.append(Problem(join(path, name), "missing (required)"))
             bad = True
     return _BAD if bad else cls(**kwargs)
 
@@ -154,7 +155,7 @@ def _build_config(data: dict[str, Any], problems: list[Problem]) -> tuple[Config
     for name, raw in data.items():
         f = fields.get(name)
         if f is None:
-            problems.append(_unknown(name, "", list(fields)))
+            problems.append(_unknown(name, "", list(fields), len(problems) < MAX_SHOWN))
             continue
         count = len(problems)
         value = _convert(hints[name], raw, name, f.metadata, problems)
@@ -164,63 +165,45 @@ def _build_config(data: dict[str, Any], problems: list[Problem]) -> tuple[Config
     return Config(**kwargs), clean
 
 
-def _secrets(data: Any, inside: bool = False) -> set[str]:
-    """Every string under a key named like a secret, and such keys' scalars."""
-    found: set[str] = set()
-    if isinstance(data, dict):
-        for name, value in data.items():
-            found |= _secrets(value, inside or is_secret(str(name)))
-    elif isinstance(data, list):
-        for value in data:
-            found |= _secrets(value, inside)
-    elif inside and data is not None and not isinstance(data, bool):
-        text = str(data)
-        if len(text) >= 4:  # scrubbing "1" out of every message would garble them
-            found.add(text)
-    return found
+@dataclass(frozen=True)
+class Loaded:
+    """A valid config, the text it was read from (without a BOM: what a
+    revision records), where from, and warnings (removed keys) to show."""
+
+    config: Config
+    text: str
+    source: str
+    warnings: tuple[Problem, ...] = ()
+
+    def warning_lines(self) -> list[str]:
+        return [f"{self.source}: {w}" for w in self.warnings]
 
 
-def _scrub(problems: list[Problem], secrets: set[str]) -> list[Problem]:
-    def clean(text: str) -> str:
-        for secret in sorted(secrets, key=len, reverse=True):
-            text = text.replace(secret, REDACTED)
-        return text
-    return [Problem(clean(p.path), clean(p.reason)) for p in problems] if secrets else problems
-
-
-def syntax_problem(err: tomllib.TOMLDecodeError) -> Problem:
-    """A TOML syntax error, naming the line (and column)."""
-    text = str(err)
-    line = getattr(err, "lineno", None)
-    col = getattr(err, "colno", None)
-    m = _AT_LINE.search(text)
-    if line is None and m and m[1]:
-        line, col = int(m[1]), int(m[2])
-    what = _AT_LINE.sub("", getattr(err, "msg", text)).strip() or "invalid TOML"
-    where = f"line {line}, column {col}" if line else "the end of the file"
-    return Problem("", f"TOML syntax error at {where}: {what}")
-
-
-def load_text(text: str, source: str = "keel.toml") -> Config:
-    """A valid Config, or ConfigError with every problem found."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(source, [syntax_problem(err)]) from None
+def parse_config(text: str, source: str = "keel.toml") -> Loaded:
+    """A valid config from TOML text, or ConfigError with every problem."""
+    text = text.removeprefix("\ufeff")
+    data = parse_toml(text, source)
+    warnings = drop_removed(data)
     problems: list[Problem] = []
     config, clean = _build_config(data, problems)
     problems += cross_checks(config, frozenset(clean))
     if problems:
-        raise ConfigError(source, _scrub(problems, _secrets(data)))
-    return config
+        shown = scrub(problems[:MAX_SHOWN], secrets_in(data))
+        raise ConfigError(source, shown, more=len(problems) - len(shown))
+    return Loaded(config, text, source, tuple(warnings))
+
+
+def read_config(path: Path | str, source: str | None = None) -> Loaded:
+    """The one way keel reads a config file: bytes (at most 1 MiB), UTF-8,
+    then parse_config. `source` names the file in messages (default: path)."""
+    source = source or str(path)
+    return parse_config(decode(read_bytes(Path(path), source), source), source)
+
+
+def load_text(text: str, source: str = "keel.toml") -> Config:
+    """A valid Config, or ConfigError with every problem found."""
+    return parse_config(text, source).config
 
 
 def load_file(path: Path | str) -> Config:
-    path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as err:
-        raise ConfigError(str(path), [Problem("", f"cannot read: {err.strerror}")]) from None
-    except UnicodeDecodeError:
-        raise ConfigError(str(path), [Problem("", "not UTF-8 text")]) from None
-    return load_text(text, str(path))
+    return read_config(path).config

@@ -108,8 +108,6 @@ class Shaping:
                         one_of("besteffort", "diffserv3", "diffserv4", "diffserv8"))
     nat: bool = key(True, "fairness per host behind NAT (dual-srchost / dual-dsthost)")
     wash_ingress: bool = key(True, "clear DSCP marks coming from the internet")
-    ecn_ingress: bool = key(True, "ECN marking on the download side")
-    ecn_egress: bool = key(False, "ECN marking on the upload side")
     attach: str = key("wan", "where CAKE sits: wan (everything on the WAN) or tunnel "
                              "(wg0 + ifb4wg0: sees the flows inside WireGuard)",
                       one_of("wan", "tunnel"))
