@@ -60,7 +60,7 @@ def test_examples_load(name):
     ("[wireguard]\nenabled = true\naddress = ['10.7.0.1/24']\nlisten_port = 70000\n",
      "wireguard.listen_port: outside 1-65535"),
     ("[[wireguard.peer]]\npublic_key = 'abc'\nallowed_ips = ['10.0.0.0/24']\n",
-     "wireguard.peer[0].public_key: invalid key: not base64"),
+     "wireguard.peer[0].public_key: invalid key: 3 characters, needs 44"),
     ("[[wireguard.peer]]\nallowed_ips = ['10.0.0.1/24']\npublic_key = '" + KEY_A + "'\n",
      "wireguard.peer[0].allowed_ips[0]: host bits set in a prefix"),
     ("[[wireguard.peer]]\npublic_key = '" + KEY_A + "'\n",

@@ -126,7 +126,7 @@ class SteadyProbe(engine.Probe):
     def rules(self):
         return ""
 
-    def default_gateway(self):
+    def default_gateway(self, version=4):
         return None
 
     def nft_table_present(self):
@@ -185,3 +185,73 @@ def test_ingress_cake_comes_back_without_replacing_the_matchall_filter(tmp_path)
     filters = [i for i, c in enumerate(cmds) if c[:2] == ["tc", "filter"]]
     qdisc_add = cmds.index(["tc", "qdisc", "replace", "dev", "wg0", "handle", "ffff:", "ingress"])
     assert filters and filters[0] > qdisc_add
+
+
+# --- the static WAN's default route -------------------------------------------------
+def test_a_vps_style_wan_gets_an_onlink_default_route():
+    from keel.render.wan_route import default_route_command
+
+    vps = Wan("eth0", dhcp=False, address="203.0.113.2/32", gateway="203.0.113.1")
+    assert default_route_command(vps) == ["ip", "route", "replace", "default", "via",
+                                          "203.0.113.1", "dev", "eth0", "onlink"]
+    lan_style = Wan("eth0", dhcp=False, address="203.0.113.2/24", gateway="203.0.113.1")
+    assert default_route_command(lan_style)[-1] == "eth0"
+    v6 = Wan("eth0", dhcp=False, address="2001:db8::2/128", gateway="2001:db8::1")
+    assert default_route_command(v6) == ["ip", "-6", "route", "replace", "default", "via",
+                                         "2001:db8::1", "dev", "eth0", "onlink"]
+    link_local = Wan("eth0", dhcp=False, address="2001:db8::2/64", gateway="fe80::1")
+    assert default_route_command(link_local)[-1] == "eth0"
+    assert default_route_command(Wan("eth0")) is None
+
+
+class RecordedJson:
+    """A runner that answers `ip -j ... route show default` as iproute2 does
+    for an on-link route, and records what it was asked."""
+
+    def __init__(self, routes: dict[str, str]) -> None:
+        self.routes = routes
+        self.ran: list[list[str]] = []
+
+    def run(self, argv, **_):
+        import subprocess
+
+        self.ran.append(list(argv))
+        family = "6" if "-6" in argv else "4"
+        out = self.routes.get(family, "[]") if argv[-2:] == ["show", "default"] else "[]"
+        return subprocess.CompletedProcess(argv, 0, out, "")
+
+
+def test_the_onlink_default_route_is_applied_once(tmp_path):
+    model = RouterModel(wans=(Wan("eth0", dhcp=False, address="203.0.113.2/32",
+                                  gateway="203.0.113.1"),))
+
+    class Links(engine.Probe):
+        def links(self):
+            return {"eth0": {"ifname": "eth0", "flags": ["UP"]}}
+
+        def addresses(self, ifname):
+            return {"203.0.113.2/32"}
+
+    missing = Links(RecordedJson({}), tmp_path)  # type: ignore[arg-type]
+    (step,) = engine.plan_interfaces(model, missing)
+    assert step.commands == (("ip", "route", "replace", "default", "via", "203.0.113.1",
+                              "dev", "eth0", "onlink"),)
+    onlink = ('[{"dst":"default","gateway":"203.0.113.1","dev":"eth0","flags":["onlink"]}]')
+    present = Links(RecordedJson({"4": onlink}), tmp_path)  # type: ignore[arg-type]
+    assert engine.plan_interfaces(model, present) == []
+
+
+def test_an_ipv6_default_route_is_compared_with_the_ipv6_table(tmp_path):
+    model = RouterModel(wans=(Wan("eth0", dhcp=False, address="2001:db8::2/64",
+                                  gateway="2001:db8::1"),))
+    runner = RecordedJson({"6": '[{"dst":"default","gateway":"2001:db8::1","dev":"eth0"}]'})
+
+    class Links(engine.Probe):
+        def links(self):
+            return {"eth0": {"ifname": "eth0", "flags": ["UP"]}}
+
+        def addresses(self, ifname):
+            return {"2001:db8::2/64"}
+
+    assert engine.plan_interfaces(model, Links(runner, tmp_path)) == []  # type: ignore[arg-type]
+    assert ["ip", "-j", "-6", "route", "show", "default"] in runner.ran

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from keel.render import cake, dnsmasq, nft, wireguard
+from keel.render import cake, dnsmasq, nft, wan_route, wireguard
 from keel.render.model import RouterModel, Wan
 from keel.system.commands import Runner
 from keel.tuning import cpu as cpu_tuning
@@ -87,8 +87,11 @@ class Probe:
         return any(q.get("kind") == "ingress"
                    for q in self.json(["tc", "-j", "qdisc", "show", "dev", ifname]))
 
-    def default_gateway(self) -> tuple[str, str] | None:
-        for route in self.json(["ip", "-j", "route", "show", "default"]):
+    def default_gateway(self, version: int = 4) -> tuple[str, str] | None:
+        """(gateway, dev) of the default route of IPv4 or IPv6; an on-link
+        route shows the same (its flags say onlink)."""
+        family = ["-6"] if version == 6 else []
+        for route in self.json(["ip", "-j", *family, "route", "show", "default"]):
             return route.get("gateway", ""), route.get("dev", "")
         return None
 
@@ -164,11 +167,14 @@ def plan_interfaces(model: RouterModel, probe: Probe) -> list[Step]:
             what = ", ".join(addrs) or "no static address"
             steps.append(Step("interfaces", f"{ifname} up with {what}", tuple(cmds)))
     for wan in model.wans:
-        if (not wan.dhcp and wan.gateway
-                and probe.default_gateway() != (wan.gateway, wan.ifname)):
-            steps.append(Step("routes", f"default route via {wan.gateway}",
-                              (("ip", "route", "replace", "default", "via", wan.gateway,
-                                "dev", wan.ifname),)))
+        route = wan_route.default_route_command(wan)
+        if route is None or wan.gateway is None:
+            continue
+        version = ipaddress.ip_address(wan.gateway).version
+        if probe.default_gateway(version) != (wan.gateway, wan.ifname):
+            onlink = " (on-link)" if route[-1] == "onlink" else ""
+            steps.append(Step("routes", f"default route via {wan.gateway}{onlink}",
+                              (tuple(route),)))
     return steps
 
 

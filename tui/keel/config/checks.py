@@ -10,12 +10,17 @@ import ipaddress
 import re
 from collections.abc import Callable
 
+from keel.config.netsets import network
 from keel.config.schema import Rule
 
 IFNAMSIZ = 16  # the kernel's buffer, with the terminating NUL
 _IFNAME_CHARS = re.compile(r"^[A-Za-z0-9_.@+-]+\Z")
 _LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)\Z")
-_LEASE = re.compile(r"^(\d+[smhdw]?|infinite)\Z")
+_LEASE = re.compile(r"([0-9]+)([smhdw]?)")
+_LEASE_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+LEASE_MIN_S = 120  # dnsmasq's minimum
+LEASE_MAX_S = 365 * 86400
+WG_KEY_CHARS = 44
 _ENDPOINT_V6 = re.compile(r"^\[([^\]]*)\]:(\d{1,5})\Z")
 _ENDPOINT = re.compile(r"^([^:\[\]]*):(\d{1,5})\Z")
 
@@ -86,7 +91,7 @@ def address(value: str) -> str | None:
 
 def prefix(value: str) -> str | None:
     try:
-        ipaddress.ip_network(value, strict=True)
+        network(value)
     except ValueError as err:
         return "host bits set in a prefix" if "host bits" in str(err) else "not an IP prefix"
     return None
@@ -95,12 +100,15 @@ def prefix(value: str) -> str | None:
 def wg_key(value: str) -> str | None:
     """A WireGuard key as `wg` writes it: 44 characters of base64 for 32 bytes,
     in canonical form (wg refuses keys whose unused bits are set)."""
+    if len(value) != WG_KEY_CHARS:
+        return (f"invalid key: {len(value)} characters, needs {WG_KEY_CHARS} "
+                "(base64 of 32 bytes)")
     try:
         raw = base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
         return "invalid key: not base64"
-    if len(raw) != 32 or len(value) != 44:
-        return "invalid key: not 32 bytes (44 base64 characters)"
+    if len(raw) != 32:
+        return f"invalid key: {len(raw)} bytes, needs 32 (44 base64 characters ending in '=')"
     if base64.b64encode(raw).decode() != value:
         return "invalid key: not canonical base64 (unused bits set)"
     return None
@@ -124,7 +132,19 @@ def endpoint(value: str) -> str | None:
 
 
 def lease(value: str) -> str | None:
-    return None if _LEASE.match(value) else "not a lease time like 12h, 30m or infinite"
+    """A dnsmasq lease time: seconds, or a number with s, m, h, d or w;
+    from dnsmasq's minimum of 2 minutes up to a year, or infinite."""
+    if value == "infinite":
+        return None
+    m = _LEASE.fullmatch(value)
+    if not m:
+        return "not a lease time like 12h, 30m or infinite"
+    digits = m[1].lstrip("0") or "0"
+    if len(digits) > 12 or int(digits) * _LEASE_UNITS[m[2]] > LEASE_MAX_S:
+        return "longer than a year (infinite: no end)"
+    if int(digits) * _LEASE_UNITS[m[2]] < LEASE_MIN_S:
+        return "shorter than 2 minutes (dnsmasq's minimum)"
+    return None
 
 
 SYNTAXES: dict[str, Callable[[str], str | None]] = {
