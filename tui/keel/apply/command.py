@@ -7,6 +7,7 @@ Exit status: 0 applied (or nothing to change), 1 the system refused a change
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -15,7 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from keel.apply import engine
+from keel.apply import boot, engine
+from keel.apply.errors import InvalidConfig, Refused
+from keel.config.errors import ConfigError
+from keel.config.load import Loaded, parse_config, read_config
 from keel.render.model import RouterModel
 from keel.state.revisions import RevisionStore, atomic_write
 from keel.system.commands import CommandError, Runner
@@ -27,26 +31,32 @@ PENDING = engine.RUN_DIR / "pending-confirm.json"
 
 EXIT_OK, EXIT_REFUSED, EXIT_INVALID = 0, 1, 2
 
-
-class InvalidConfig(Exception):
-    """The config failed validation; the message lists every problem."""
+__all__ = ["Applier", "InvalidConfig", "Refused", "config_in_force", "read_loaded",
+           "read_model"]
 
 
 def config_in_force() -> Path:
     return USER_CONFIG if USER_CONFIG.exists() else DEFAULT_CONFIG
 
 
-def load_model(text: str, source: str) -> RouterModel:
-    """Validate config text and flatten it for the renderers."""
-    from keel.apply.from_config import model_from_config
-    from keel.config.errors import ConfigError
-    from keel.config.load import load_text
-
+def read_loaded(path: Path, source: str | None = None) -> Loaded:
+    """The config file through keel's one reading path (raises InvalidConfig)."""
     try:
-        config = load_text(text, source)
+        return read_config(path, source)
     except ConfigError as err:
-        raise InvalidConfig(str(err)) from None
-    return model_from_config(config)
+        raise InvalidConfig(err) from None
+
+
+def model_of(loaded: Loaded) -> RouterModel:
+    """Flatten a validated config for the renderers."""
+    from keel.apply.from_config import model_from_config
+
+    return model_from_config(loaded.config)
+
+
+def read_model(path: Path) -> RouterModel:
+    """The RouterModel of a config file (raises InvalidConfig)."""
+    return model_of(read_loaded(path))
 
 
 @dataclass
@@ -57,19 +67,40 @@ class Applier:
     key_path: Path = keys.KEY_PATH
     run_dir: Path = engine.RUN_DIR
 
+    def apply(self, loaded: Loaded, *, dry_run: bool = False, note: str = "apply") -> int:
+        """Apply a validated config: EXIT_OK, or EXIT_REFUSED (said why)."""
+        try:
+            self.apply_or_raise(loaded, dry_run=dry_run, note=note)
+        except Refused as err:
+            self.report(str(err))
+            return EXIT_REFUSED
+        return EXIT_OK
+
     def apply_text(self, text: str, source: str, *, dry_run: bool = False,
                    note: str = "apply") -> int:
-        model = load_model(text, source)  # raises InvalidConfig: nothing touched
-        # the key exists from the first boot on, so `keel show pubkey` can be
-        # given to the peer before the tunnel is configured
-        if (not dry_run and self.key_path.parent.parent.is_dir()
-                and keys.ensure_private_key(self.key_path, self.runner)):
-            self.report(f"wireguard: made a new private key in {self.key_path}")
+        """Validate config text (raises InvalidConfig: nothing touched), then apply."""
+        try:
+            loaded = parse_config(text, source)
+        except ConfigError as err:
+            raise InvalidConfig(err) from None
+        return self.apply(loaded, dry_run=dry_run, note=note)
+
+    def apply_file(self, path: Path, source: str, *, note: str) -> None:
+        """Read, validate and apply a file; raises on any failure (boot)."""
+        self.apply_or_raise(read_loaded(path, source), note=note)
+
+    def apply_or_raise(self, loaded: Loaded, *, dry_run: bool = False,
+                       note: str = "apply") -> None:
+        """Render, check and apply; raises Refused when the system says no."""
+        for line in loaded.warning_lines():
+            self.report(f"warning: {line}")
+        model = model_of(loaded)
+        self._ensure_key(tunnel=model.tunnel is not None, dry_run=dry_run)
         try:
             engine.check_ruleset(model, self.runner, self.run_dir)
         except CommandError as err:
-            self.report(f"firewall: nft -c refused the ruleset, nothing changed:\n{err.stderr}")
-            return EXIT_REFUSED
+            raise Refused("firewall: nft -c refused the ruleset, nothing changed:\n"
+                          + err.stderr) from None
         probe = engine.Probe(self.runner, self.run_dir)
         steps = engine.plan(model, probe, self._private_key)
         if dry_run:
@@ -78,79 +109,93 @@ class Applier:
             for step in steps:
                 for line in step.describe():
                     self.report(line)
-            return EXIT_OK
+            return
         try:
             engine.execute(steps, self.runner, self.report)
         except CommandError as err:
-            self.report(f"error: {err}")
-            return EXIT_REFUSED
+            raise Refused(f"error: {err}") from None
         if not steps:
             self.report("no changes")
-        current = self.revisions.current()
-        if current is None or current.text() != text:
-            rev = self.revisions.record(text, note)
-            self.report(f"recorded revision {rev.number}")
-        return EXIT_OK
+        self._record(loaded.text, note)
+
+    def _record(self, text: str, note: str) -> None:
+        """A new revision when the text differs from the current one. What was
+        applied stays applied when /data cannot take it (full, read-only)."""
+        try:
+            current = self.revisions.current()
+            if current is None or current.text() != text:
+                rev = self.revisions.record(text, note)
+                self.report(f"recorded revision {rev.number}")
+        except OSError as err:
+            self.report(f"revisions: cannot record this one in {self.revisions.root}: "
+                        f"{err.strerror or err}")
+
+    def _ensure_key(self, *, tunnel: bool, dry_run: bool) -> None:
+        """The key exists from the first boot on, so `keel show pubkey` can be
+        given to the peer before the tunnel is configured. A broken key file
+        stops only a config with a tunnel."""
+        if dry_run or not self.key_path.parent.parent.is_dir():
+            return
+        try:
+            if keys.ensure_private_key(self.key_path, self.runner):
+                self.report(f"wireguard: made a new private key in {self.key_path}")
+        except (keys.KeyFileError, CommandError, OSError) as err:
+            if tunnel:
+                raise Refused(f"wireguard: {err}") from None
+            self.report(f"wireguard: {err} (no tunnel in this config: carrying on)")
 
     def _private_key(self) -> str:
         return self.key_path.read_text().strip()
 
 
-def write_user_config(text: str, path: Path = USER_CONFIG) -> None:
+def write_user_config(text: str, path: Path | None = None) -> None:
+    path = path or USER_CONFIG
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, text)
 
 
 # --- the commands -------------------------------------------------------------
+def _console(line: str) -> None:
+    """Print at boot; a console that cannot be written to stops nothing."""
+    with contextlib.suppress(OSError, ValueError):
+        print(line, flush=True)
+
+
+def make_applier(report: Callable[[str], None] = print) -> Applier:
+    """The Applier of the commands: the real system (tests replace this)."""
+    return Applier(Runner(), report=report)
+
+
 def cmd_apply(path: Path | None, *, dry_run: bool, confirm: int | None, boot: bool) -> int:
-    applier = Applier(Runner())
     if boot:
-        return _apply_at_boot(applier)
+        return _apply_at_boot(make_applier(_console))
+    applier = make_applier()
     source = path or config_in_force()
     try:
-        text = source.read_text()
-    except OSError as err:
-        print(f"keel apply: cannot read {source}: {err.strerror}", file=sys.stderr)
-        return EXIT_INVALID
-    previous = applier.revisions.current()
-    try:
-        rc = applier.apply_text(text, str(source), dry_run=dry_run)
+        loaded = read_loaded(source)
     except InvalidConfig as err:
         print(f"keel apply: {source} is invalid, nothing changed:\n{err}", file=sys.stderr)
         return EXIT_INVALID
+    previous = applier.revisions.current()
+    rc = applier.apply(loaded, dry_run=dry_run)
     if rc != EXIT_OK or dry_run:
         return rc
     if source != USER_CONFIG:
-        write_user_config(text)
+        write_user_config(loaded.text)
     if confirm:
         _arm_rollback(confirm, previous.number if previous else None)
     return rc
 
 
-def _apply_at_boot(applier: Applier) -> int:
-    """The config in force; if invalid, the last recorded revision; if that
-    fails too, the shipped default. The router never boots unconfigured."""
-    PENDING.unlink(missing_ok=True)
-    candidates: list[tuple[str, Callable[[], str]]] = []
-    if USER_CONFIG.exists():
-        candidates.append((str(USER_CONFIG), USER_CONFIG.read_text))
-    current = applier.revisions.current()
-    if current is not None:
-        candidates.append((f"revision {current.number}", current.text))
-    candidates.append((str(DEFAULT_CONFIG), DEFAULT_CONFIG.read_text))
-    for name, read in candidates:
-        try:
-            rc = applier.apply_text(read(), name, note="boot")
-        except InvalidConfig as err:
-            applier.report(f"keel: {name} is invalid, trying the next config:\n{err}")
-            continue
-        except OSError as err:
-            applier.report(f"keel: cannot read {name}: {err}")
-            continue
-        if rc == EXIT_OK:
-            applier.report(f"keel: applied {name}")
-            return rc
-    return EXIT_REFUSED
+def _apply_at_boot(applier: Applier, user: Path | None = None,
+                   default: Path | None = None) -> int:
+    """The user's config; if it fails in any way, the last recorded
+    revision; then the shipped default (keel.apply.boot). The router never
+    boots unconfigured while one of them can be applied."""
+    (applier.run_dir / PENDING.name).unlink(missing_ok=True)
+    record = boot.apply_at_boot(applier, user or USER_CONFIG, default or DEFAULT_CONFIG,
+                                applier.report)
+    return EXIT_OK if record.applied is not None else EXIT_REFUSED
 
 
 def _arm_rollback(seconds: int, previous: int | None) -> None:
@@ -191,20 +236,19 @@ def cmd_confirm_watch() -> int:
 
 
 def cmd_rollback(number: int | None, note: str = "rollback") -> int:
-    applier = Applier(Runner())
+    applier = make_applier()
     store = applier.revisions
     target = store.get(number) if number is not None else store.previous()
     if target is None:
         print("keel rollback: no earlier revision", file=sys.stderr)
         return EXIT_REFUSED
-    text = target.text()
     try:
-        rc = applier.apply_text(text, f"revision {target.number}",
-                                note=f"{note} to {target.number}")
+        loaded = read_loaded(target.path, f"revision {target.number}")
     except InvalidConfig as err:
         print(f"keel rollback: revision {target.number} no longer validates:\n{err}",
               file=sys.stderr)
         return EXIT_INVALID
+    rc = applier.apply(loaded, note=f"{note} to {target.number}")
     if rc == EXIT_OK:
-        write_user_config(text)
+        write_user_config(loaded.text)
     return rc

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from keel.apply.boot import BootRecord
 from keel.parse.procstat import CpuShare
 from keel.parse.tcqdisc import Qdisc, root_cake
 from keel.parse.wgdump import WgInterface
@@ -161,6 +162,19 @@ def check_mtu(model: RouterModel, mtus: dict[str, int]) -> list[Check]:
         checks.append(Check("mtu", t.ifname, status, detail,
                             {"mtu": have, "asked": t.mtu, "wan_mtu": wan_mtu}))
     return checks
+
+
+def check_boot(record: BootRecord | None) -> list[Check]:
+    """What `keel apply --boot` applied, and why it fell back if it did."""
+    if record is None:
+        return []
+    why = "; ".join(f"{f.source}: {f.reason}" for f in record.failures)
+    data = record.as_dict()
+    if record.applied is None:
+        return [Check("config", "boot", FAIL, f"no config could be applied at boot: {why}", data)]
+    if record.failures:
+        return [Check("config", "boot", WARN, f"booted on {record.applied} because {why}", data)]
+    return [Check("config", "boot", OK, f"booted on {record.applied}", data)]
 
 
 def exit_status(checks: list[Check]) -> int:

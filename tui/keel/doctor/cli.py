@@ -15,16 +15,19 @@ SYMBOL = {checks.OK: "ok  ", checks.INFO: "info", checks.WARN: "WARN", checks.FA
 
 
 def run_doctor(as_json: bool, seconds: float) -> int:
-    from keel.apply.command import InvalidConfig, config_in_force, load_model
+    from keel.apply import boot, engine
+    from keel.apply.command import InvalidConfig, config_in_force, read_model
 
     runner = Runner()
     found: list[checks.Check] = []
     model = None
     source = config_in_force()
     try:
-        model = load_model(source.read_text(), str(source))
-    except (InvalidConfig, OSError) as err:
-        found.append(checks.Check("config", str(source), checks.FAIL, str(err)))
+        model = read_model(source)
+    except InvalidConfig as err:
+        found.append(checks.Check("config", str(source), checks.FAIL, err.summary(),
+                                  {"problems": err.error.lines()}))
+    found += checks.check_boot(boot.read_record(engine.RUN_DIR))
     found += checks.check_kernel(collect.kernel_feature_presence())
     asked = model.tuning if model is not None else Tuning()
     found += checks.check_tuning(collect.tuning(), asked.governor,

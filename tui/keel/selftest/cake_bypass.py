@@ -19,10 +19,9 @@ def cake_roots(runner: Runner) -> list[str]:
 def restore_shaping(runner: Runner) -> list[str]:
     """Re-apply the shaping of the config in force (only what is missing)."""
     from keel.apply import engine
-    from keel.apply.command import config_in_force, load_model
+    from keel.apply.command import config_in_force, read_model
 
-    source = config_in_force()
-    model = load_model(source.read_text(), str(source))
+    model = read_model(config_in_force())
     probe = engine.Probe(runner)
     steps = engine.plan_shaping(model, probe)
     engine.execute(steps, runner, report=lambda _line: None)
