@@ -127,6 +127,16 @@ class Guest:
     def check(self, cmd: str, timeout: float = 30) -> str:
         return self._console().check(cmd, timeout)
 
+    def until(self, cmd: str, timeout: float = 30, every: float = 0.5) -> str:
+        """Run `cmd` in the guest until it succeeds (its output), or LabError
+        after `timeout` seconds (scaled for emulation) with its last output."""
+        seconds = self.accel.scale(timeout)
+        loop = (f"end=$(( $(date +%s) + {seconds:.0f} )); ok=1; "
+                f"until out=$( {cmd} 2>&1 ); do "
+                f"if [ $(date +%s) -ge $end ]; then ok=0; break; fi; sleep {every}; done; "
+                "printf '%s\\n' \"$out\"; [ $ok = 1 ]")
+        return self._console().check(loop, timeout + 10)
+
     def write_file(self, path: str, content: str) -> None:
         self._console().write_file(path, content)
 

@@ -1,7 +1,14 @@
 """The self-tests against a bloated bottleneck in the lab: `lan` -> `edge` ->
-`isp` (12/4 Mbit/s, 10 ms each way, 500 ms FIFO) -> `hub`, a WireGuard tunnel
-edge <-> hub with iperf3 on the hub's tunnel address. One vCPU per guest: see
-topology.build for why."""
+`isp` (topology.Bottleneck: a slow line with a 500 ms FIFO) -> `hub`, both
+routers configured by keel, CAKE at 90 % on the edge's tunnel, iperf3 on the
+hub's tunnel address. One vCPU per guest: see topology.build for why.
+
+Every latency verdict compares CAKE in place with CAKE bypassed, measured in
+the same run (`keel selftest bufferbloat --compare`), never with a fixed
+number of milliseconds: under emulation the lab's own CPU adds delay that
+depends on the host (see topology.Bottleneck). The margins were checked with
+one host core kept busy (tests/lab/busy.py; README, "The lab"). Absolute
+figures are printed by `make bench`."""
 
 from __future__ import annotations
 
@@ -10,17 +17,23 @@ import json
 import pytest
 
 from keel.parse import ping
-from keel.selftest.grading import percentile
+from keel.selftest.grading import GRADE_BANDS, percentile
+from tests.lab import configs, figures
 from tests.lab import topology as topo
 
 SHAPE = topo.Bottleneck()
-# p95 latency increase with CAKE at 90 %, under emulation. Both ways at once
-# the edge (one emulated vCPU) carries 12 Mbit/s of WireGuard plus iperf3's 8
-# streams, and the 2-core host runs 4 guests: over 10 runs the bidirectional
-# p95 was 8.4-19.5 ms (p50 1.6-7.8 ms); pinning guests to host cores, or more
-# vCPUs, did not lower it. So it is held to 30 ms, the others to 15 ms.
-P95_LIMIT_MS = {"download": 15, "upload": 15, "bidirectional": 30}
-SELFTEST_TIMEOUT = 75  # seconds at KVM speed: 5 s idle + 3 x 12 s load + margins
+CAKE_PERCENT = 90
+LOADS = ("download", "upload", "bidirectional")
+# CAKE in place against CAKE bypassed, per load phase, in the same run. The
+# bypassed FIFO adds 300-500 ms; CAKE must remove most of it. Worst seen with a
+# host core kept busy: README, "The lab".
+MAX_P50_RATIO = 0.25
+MAX_P95_RATIO = 0.5
+MIN_GRADE_STEPS = 2  # CAKE's grade at least this many bands better
+# goodput with CAKE at 90 % against goodput with CAKE bypassed
+MIN_GOODPUT_RATIO = 0.75
+COMPARE_TIMEOUT = 150  # seconds at KVM speed: 2 x (5 s idle + 3 x 12 s load) + margins
+GRADES = [letter for _, letter in GRADE_BANDS] + ["F"]
 
 
 @pytest.fixture(scope="module")
@@ -29,76 +42,81 @@ def lab(make_module_lab):
     rl.lab.start()
     assert rl.isp and rl.lan
     topo.setup_isp(rl.isp, SHAPE)
-    topo.address_wan(rl)
-    topo.raw_tunnel(rl.edge, rl.hub)
-    edge_lan, client = rl.edge.ifname("lan"), rl.lan.ifname("lan")
-    rl.edge.check(f"ip addr add {topo.LAN_EDGE}/24 dev {edge_lan} && ip link set {edge_lan} up")
-    rl.edge.check("nft add table ip lab && nft 'add chain ip lab post { type nat hook "
-                  "postrouting priority srcnat; }' && nft add rule ip lab post oifname wg0 "
-                  "masquerade")
-    topo.unconfigure(rl.lan)
-    rl.lan.check(f"ip -4 addr flush dev {client}; ip addr add 192.168.77.2/24 dev {client} "
-                 f"&& ip link set {client} up && ip route add default via {topo.LAN_EDGE}")
-    rl.lan.check(f"ping -n -c 1 -w 20 {topo.HUB_TUNNEL}", 40)
+    down, up = SHAPE.cake_rates(CAKE_PERCENT)
+    configs.configure_with_keel(rl, download=down, upload=up, attach="tunnel")
+    rl.lan.until(f"ping -n -c 1 -W 2 {topo.HUB_TUNNEL}", 60)  # DHCP lease, then the tunnel
     return rl
 
 
-def selftest(rl, test: str, *args: str) -> dict | list:
-    out = rl.edge.check(f"keel selftest {test} --json {' '.join(args)} 2>/run/selftest.err",
-                        SELFTEST_TIMEOUT)
-    return json.loads(out)
+@pytest.fixture(scope="module")
+def compared(lab) -> dict:
+    """One `--compare` run: CAKE bypassed, then in place; the LAN client's own
+    ping through the tunnel all along."""
+    lab.lan.check(f"rm -f /run/p; (ping -D -O -n -i 0.2 {topo.HUB_TUNNEL} > /run/p &)")
+    out = lab.edge.check("keel selftest bufferbloat --compare --json 2>/run/selftest.err",
+                         COMPARE_TIMEOUT)
+    lab.lan.check("killall ping; true")
+    without, with_cake = json.loads(out)
+    assert without["cake_bypassed"] and not with_cake["cake_bypassed"]
+    figures.record("bufferbloat --compare", SHAPE.__dict__, without=without, with_cake=with_cake)
+    lan = ping.final_samples(ping.parse_ping(lab.lan.check("cat /run/p")))
+    return {"without": without, "with": with_cake, "lan": lan}
 
 
-def independent_ping(rl):
-    rl.lan.check(f"rm -f /run/p; (ping -D -O -n -i 0.2 {topo.HUB_TUNNEL} > /run/p &)")
+def phases(result: dict) -> dict[str, dict]:
+    return {p["name"]: p for p in result["phases"]}
 
 
-def agrees(rl, phase: dict) -> None:
+def agrees(lan: list, phase: dict) -> None:
     """The LAN client's own ping through the tunnel, over the phase's window,
     agrees with the self-test's median (within 20 % or 5 ms)."""
-    lan_rtts = independent_samples(rl, phase["window"])
-    assert len(lan_rtts) >= 20
-    theirs, ours = percentile(lan_rtts, 50), phase["tunnel"]["p50_ms"]
-    assert abs(theirs - ours) <= max(0.2 * ours, 5.0), (phase["name"], theirs, ours)
+    start, end = phase["window"]
+    theirs = [s.rtt_ms for s in lan if start <= s.timestamp < end and not s.lost]
+    assert len(theirs) >= 20, (phase["name"], len(theirs))
+    lan_p50, ours = percentile(theirs, 50), phase["tunnel"]["p50_ms"]
+    assert abs(lan_p50 - ours) <= max(0.2 * ours, 5.0), (phase["name"], lan_p50, ours)
 
 
-def independent_samples(rl, window) -> list[float]:
-    rl.lan.check("killall ping; true")
-    samples = ping.final_samples(ping.parse_ping(rl.lan.check("cat /run/p")))
-    start, end = window
-    return [s.rtt_ms for s in samples if start <= s.timestamp < end and not s.lost]
+def test_cake_is_in_place_with_the_rates_asked_for(lab):
+    down, up = SHAPE.cake_rates(CAKE_PERCENT)
+    (egress,) = lab.edge.json("tc -j qdisc show dev wg0 root")
+    (ingress,) = lab.edge.json("tc -j qdisc show dev ifb4wg0 root")
+    assert egress["kind"] == ingress["kind"] == "cake"
+    assert egress["options"]["bandwidth"] == up * 125  # bytes/s
+    assert ingress["options"]["bandwidth"] == down * 125
 
 
-def test_without_cake_the_bloated_fifo_grades_c_or_worse(lab):
-    independent_ping(lab)
-    (result,) = selftest(lab, "bufferbloat")
-    assert result["grade"] in ("C", "D", "F"), result["grade"]
-    assert result["increase_ms"] >= 100
-    upload = next(p for p in result["phases"] if p["name"] == "upload")
-    assert upload["increase_p50_ms"] >= 100
-    agrees(lab, upload)
+def test_without_cake_the_bloated_fifo_grades_c_or_worse(compared):
+    without = compared["without"]
+    assert without["grade"] in ("C", "D", "F"), without["grade"]
+    for name, p in phases(without).items():
+        if name in LOADS:
+            assert p["increase_p50_ms"] >= 100, (name, p["increase_p50_ms"])
+    agrees(compared["lan"], phases(without)["upload"])
 
 
-def test_cake_at_90_percent_grades_a_in_every_phase_and_keeps_the_throughput(lab):
-    down_kbit, up_kbit = topo.cake_on_tunnel(lab.edge, SHAPE, 90)
-    try:
-        independent_ping(lab)
-        (result,) = selftest(lab, "bufferbloat")
-        phases = {p["name"]: p for p in result["phases"]}
-        for name in ("download", "upload", "bidirectional"):
-            p = phases[name]
-            assert p["grade"] in ("A+", "A"), (name, p["grade"], p["increase_p50_ms"])
-            assert p["increase_p95_ms"] < P95_LIMIT_MS[name], (name, p["increase_p95_ms"])
-            assert p["tunnel"]["lost"] <= 1, (name, p["tunnel"])  # CAKE spares the probes
-        # iperf3's goodput against CAKE's rate (which counts the tunnel's bytes too)
-        assert phases["download"]["down_mbit"] * 1000 >= 0.85 * down_kbit
-        assert phases["upload"]["up_mbit"] * 1000 >= 0.85 * up_kbit
-        # under load both ways the download's ACKs share the upload: the sum
-        both = phases["bidirectional"]["down_mbit"] + phases["bidirectional"]["up_mbit"]
-        assert both * 1000 >= 0.80 * (down_kbit + up_kbit), phases["bidirectional"]
-        agrees(lab, phases["download"])
-    finally:
-        topo.no_cake_on_tunnel(lab.edge)
+def test_cake_removes_most_of_the_bloat_in_every_phase(compared):
+    without, with_cake = phases(compared["without"]), phases(compared["with"])
+    for name in LOADS:
+        w, c = without[name], with_cake[name]
+        assert c["increase_p50_ms"] <= MAX_P50_RATIO * w["increase_p50_ms"], (
+            name, c["increase_p50_ms"], w["increase_p50_ms"])
+        assert c["increase_p95_ms"] <= MAX_P95_RATIO * w["increase_p95_ms"], (
+            name, c["increase_p95_ms"], w["increase_p95_ms"])
+        steps = GRADES.index(w["grade"]) - GRADES.index(c["grade"])
+        assert steps >= MIN_GRADE_STEPS, (name, w["grade"], c["grade"])
+    agrees(compared["lan"], with_cake["download"])
+
+
+def test_cake_keeps_the_throughput(compared):
+    without, with_cake = phases(compared["without"]), phases(compared["with"])
+    for name, key in (("download", "down_mbit"), ("upload", "up_mbit")):
+        assert with_cake[name][key] >= MIN_GOODPUT_RATIO * without[name][key], (
+            name, with_cake[name][key], without[name][key])
+    # both ways at once the download's ACKs share the upload: the sum
+    both = [p["bidirectional"]["down_mbit"] + p["bidirectional"]["up_mbit"]
+            for p in (without, with_cake)]
+    assert both[1] >= MIN_GOODPUT_RATIO * both[0], both
 
 
 def test_mtu_finds_a_lowered_link_mtu_exactly(lab):
@@ -106,7 +124,8 @@ def test_mtu_finds_a_lowered_link_mtu_exactly(lab):
     lab.isp.check(f"ip link set {isp_core} mtu 1400")
     lab.hub.check(f"ip link set {hub_core} mtu 1400")
     try:
-        result = selftest(lab, "mtu", "--wan", lab.edge.ifname("up"))
+        result = lab.edge.json(f"keel selftest mtu --json --wan {lab.edge.ifname('up')} "
+                               "2>/run/selftest.err", 75)
         assert result["wan_path_mtu"] == 1400
         assert result["recommended_tunnel_mtu"] == 1320
         assert result["tunnel_path_mtu"] <= 1420
