@@ -2,11 +2,12 @@
 
     python -m bench.run [--seconds 10]
 
-1. lan -> edge -> isp (Bottleneck(): 12/4 Mbit/s, 10 ms each way, 500 ms FIFO)
-   -> hub, configured by keel with CAKE at 90 % of the bottleneck on the tunnel
-   (as measured best by bench.cake_placement): `keel selftest bufferbloat
-   --compare`, CAKE bypassed then in place: latency increase per phase, their
-   ratio, goodput as a share of the CAKE rate.
+1. lan -> edge -> isp (topology.Bottleneck(): 4/1.5 Mbit/s, 10 ms each way,
+   500 ms FIFO) -> hub, configured by keel with CAKE at 90 % of the bottleneck
+   on the tunnel (as measured best by bench.cake_placement): `keel selftest
+   bufferbloat --compare`, CAKE bypassed then in place, --runs times in the
+   same lab: latency increase per phase (median and range over the runs),
+   their ratio, goodput as a share of the CAKE rate.
 2. edge -> hub with no bottleneck: `keel selftest throughput`: Mbit/s, whether
    the tunnel is CPU-bound, the tunnel's CPU-seconds per gigabit, and the same
    cost from /proc/stat deltas taken around the test independently.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import tempfile
 from pathlib import Path
 
@@ -28,12 +30,14 @@ from tests.lab.lab import Lab
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def scenario_bottleneck(seconds: int) -> dict:
+def scenario_bottleneck(seconds: int, runs: int) -> dict:
     """keel configures edge and hub (CAKE at 90 %, on the tunnel); then
-    `keel selftest bufferbloat --compare`: CAKE bypassed, then in place."""
+    `keel selftest bufferbloat --compare` `runs` times (CAKE bypassed, then in
+    place), and once more for its human output."""
     shape = topo.Bottleneck()
-    down, up = shape.down_kbit * 90 // 100, shape.up_kbit * 90 // 100
+    down, up = shape.cake_rates(90)
     timeout = 60 + 8 * seconds
+    compares = []
     with tempfile.TemporaryDirectory(prefix="keel-bench-") as tmp:
         lab = Lab(Path(tmp))
         try:
@@ -43,18 +47,32 @@ def scenario_bottleneck(seconds: int) -> dict:
             topo.setup_isp(rl.isp, shape)
             configs.configure_with_keel(rl, download=down, upload=up, attach="tunnel")
             cake_line = rl.edge.check("tc qdisc show dev wg0 root")
-            print("bench: keel selftest bufferbloat --compare (human, then JSON) ...", flush=True)
+            for n in range(1, runs + 1):
+                print(f"bench: keel selftest bufferbloat --compare, run {n} of {runs} ...",
+                      flush=True)
+                without, with_cake = json.loads(rl.edge.check(
+                    f"keel selftest bufferbloat --compare --json --seconds {seconds} "
+                    "2>/run/selftest.err || { tail -3 /run/selftest.err >&2; false; }",
+                    timeout))
+                compares.append({"without": without, "with": with_cake})
+            print("bench: keel selftest bufferbloat --compare (human output) ...", flush=True)
             text = rl.edge.check(f"keel selftest bufferbloat --compare --seconds {seconds} "
                                  "2>/run/selftest.err || { tail -3 /run/selftest.err; "
                                  "false; }", timeout)
             print(text, flush=True)
-            without, with_cake = json.loads(rl.edge.check(
-                f"keel selftest bufferbloat --compare --json --seconds {seconds} 2>/dev/null",
-                timeout))
         finally:
             lab.close()
     return {"bottleneck": shape.__dict__, "cake_down_kbit": down, "cake_up_kbit": up,
-            "cake": cake_line, "without": without, "with": with_cake, "compare_text": text}
+            "cake": cake_line, "runs": compares, "compare_text": text}
+
+
+def spread(values: list[float], fmt: str = ".1f") -> str:
+    """median (min-max) of one figure over the runs."""
+    ordered = sorted(values)
+    mid = statistics.median(ordered)
+    if len(ordered) == 1:
+        return format(mid, fmt)
+    return f"{mid:{fmt}} ({ordered[0]:{fmt}}-{ordered[-1]:{fmt}})"
 
 
 def scenario_cpu(seconds: int) -> dict:
@@ -78,31 +96,40 @@ def scenario_cpu(seconds: int) -> dict:
 
 
 def table(b: dict, c: dict) -> str:
+    runs = b["runs"]
     lines = ["## Latency under load: no shaping vs CAKE at 90 % (through the tunnel)", "",
              f"Bottleneck {b['bottleneck']['down_kbit']}/{b['bottleneck']['up_kbit']} kbit/s, "
              f"{b['bottleneck']['delay_ms']} ms each way, {b['bottleneck']['buffer_ms']} ms FIFO; "
              f"CAKE {b['cake_down_kbit']}/{b['cake_up_kbit']} kbit/s, configured by keel: "
              f"`{b['cake']}` (+ ingress on ifb4wg0). Measured by `keel selftest bufferbloat "
-             "--compare` (one run: bypassed, then in place).", "",
-             "| phase | +p50 no CAKE (ms) | +p50 CAKE (ms) | ratio | +p95 CAKE (ms) | grade "
-             "no CAKE / CAKE | goodput / CAKE rate |",
-             "|---|---|---|---|---|---|---|"]
-    w = {p["name"]: p for p in b["with"]["phases"]}
-    for p in b["without"]["phases"]:
-        if p["name"] == "idle":
-            continue
-        q = w[p["name"]]
-        ratio = p["increase_p50_ms"] / max(q["increase_p50_ms"], 0.1)
+             f"--compare` (bypassed, then in place), {len(runs)} runs in one lab: median "
+             "(min-max).", "",
+             "| phase | +p50 no CAKE (ms) | +p50 CAKE (ms) | ratio | +p95 no CAKE (ms) "
+             "| +p95 CAKE (ms) | grades no CAKE / CAKE | goodput / CAKE rate |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name in ("download", "upload", "bidirectional"):
+        w = [{p["name"]: p for p in r["without"]["phases"]}[name] for r in runs]
+        q = [{p["name"]: p for p in r["with"]["phases"]}[name] for r in runs]
+        ratio = [a["increase_p50_ms"] / max(z["increase_p50_ms"], 0.1)
+                 for a, z in zip(w, q, strict=True)]
         shares = []
-        if q["down_mbit"]:
-            shares.append(f"down {q['down_mbit'] * 1000 / b['cake_down_kbit']:.0%}")
-        if q["up_mbit"]:
-            shares.append(f"up {q['up_mbit'] * 1000 / b['cake_up_kbit']:.0%}")
-        lines.append(f"| {p['name']} | {p['increase_p50_ms']:.1f} | {q['increase_p50_ms']:.1f} "
-                     f"| {ratio:.0f}x | {q['increase_p95_ms']:.1f} | {p['grade']} / {q['grade']} "
-                     f"| {', '.join(shares)} |")
-    lines += ["", f"Overall: grade {b['without']['grade']} -> {b['with']['grade']}, "
-                  f"RPM {b['without']['rpm']:.0f} -> {b['with']['rpm']:.0f}.", "",
+        if q[0]["down_mbit"]:
+            shares.append("down " + spread([100 * z["down_mbit"] * 1000 / b["cake_down_kbit"]
+                                            for z in q], ".0f") + " %")
+        if q[0]["up_mbit"]:
+            shares.append("up " + spread([100 * z["up_mbit"] * 1000 / b["cake_up_kbit"]
+                                          for z in q], ".0f") + " %")
+        lines.append(
+            f"| {name} | {spread([a['increase_p50_ms'] for a in w])} "
+            f"| {spread([z['increase_p50_ms'] for z in q])} | {spread(ratio, '.0f')}x "
+            f"| {spread([a['increase_p95_ms'] for a in w])} "
+            f"| {spread([z['increase_p95_ms'] for z in q])} "
+            f"| {' '.join(a['grade'] + '/' + z['grade'] for a, z in zip(w, q, strict=True))} "
+            f"| {', '.join(shares)} |")
+    lines += ["", "Overall grades: " + ", ".join(
+                  f"{r['without']['grade']} -> {r['with']['grade']}" for r in runs)
+              + "; RPM " + ", ".join(f"{r['without']['rpm']:.0f} -> {r['with']['rpm']:.0f}"
+                                     for r in runs) + ".", "",
               "## Tunnel CPU cost, no bottleneck", "",
               "| phase | Mbit/s | CPU-s per Gbit | cores busy | CPU-bound |",
               "|---|---|---|---|---|"]
@@ -126,9 +153,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=3,
+                        help="bufferbloat --compare runs, for the spread (default 3)")
     args = parser.parse_args()
     print("bench: bufferbloat with and without CAKE (4 guests) ...", flush=True)
-    b = scenario_bottleneck(args.seconds)
+    b = scenario_bottleneck(args.seconds, args.runs)
     print("bench: tunnel throughput and CPU cost (2 guests) ...", flush=True)
     c = scenario_cpu(args.seconds)
     RESULTS.mkdir(parents=True, exist_ok=True)
