@@ -113,7 +113,7 @@ check-shell:
 check-python:
 	@echo "== check: ruff"
 	@command -v ruff >/dev/null || { echo "check: pip install ruff" >&2; exit 1; }
-	cd $(TOP) && ruff check tui tests
+	cd $(TOP) && ruff check tui tests bench
 
 check-kernel-fragment:
 	@echo "== check: kernel fragment against the feature list (tui/keel/kernel_features.py)"

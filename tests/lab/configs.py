@@ -10,14 +10,15 @@ UP_KBIT, DOWN_KBIT = 8000, 16000
 NO_ROUTER = "203.0.113.254"
 
 
-def hub_config(edge_pub: str, *, gateway: str = NO_ROUTER) -> str:
+def hub_config(edge_pub: str, *, gateway: str = NO_ROUTER, prefix: int = 24) -> str:
+    """`prefix` 32 with a gateway outside it: a VPS's on-link static WAN."""
     return f"""
 [system]
 hostname = "hub"
 [wan]
 interface = "eth0"
 mode = "static"
-address = "{topo.HUB_WAN}/24"
+address = "{topo.HUB_WAN}/{prefix}"
 gateway = "{gateway}"
 [wireguard]
 enabled = true

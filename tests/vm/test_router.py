@@ -11,7 +11,7 @@ import time
 import pytest
 
 from tests.lab import topology as topo
-from tests.lab.configs import DOWN_KBIT, UP_KBIT, configure_with_keel, edge_config
+from tests.lab.configs import DOWN_KBIT, UP_KBIT, configure_with_keel, edge_config, hub_config
 
 
 def state(guest) -> str:
@@ -50,6 +50,27 @@ def test_nat_out_of_the_wan(lab):
     # the hub has no route back to the LAN: a reply proves the edge masquerades
     out = lab.lan.check(f"ping -n -c 3 -i 0.2 -W 5 {topo.HUB_WAN}", 60)
     assert "3 received" in out
+
+
+def test_a_vps_static_wan_with_a_slash_32_and_an_on_link_gateway(lab):
+    """Many hosting providers hand out a /32 and a gateway outside it: the
+    default route goes via the gateway `onlink`, and the tunnel still works."""
+    edge_pub = lab.edge.check("keel show pubkey")
+    lab.hub.write_file("/tmp/vps.toml", hub_config(edge_pub, gateway=topo.EDGE_WAN_DIRECT,
+                                                   prefix=32))
+    try:
+        lab.hub.check("keel apply /tmp/vps.toml", 60)
+        assert f"{topo.HUB_WAN}/32" in lab.hub.check("ip -4 -o addr show dev eth0")
+        route = lab.hub.check("ip route show default")
+        assert f"via {topo.EDGE_WAN_DIRECT} dev eth0" in route and "onlink" in route, route
+        # no connected /24 any more: the edge is reached through the gateway
+        lab.hub.check(f"ping -n -c 2 -W 5 {topo.EDGE_WAN_DIRECT}", 30)
+        assert "no changes" in lab.hub.check("keel apply /tmp/vps.toml", 60)
+        lab.edge.check(f"ping -n -c 2 -W 5 {topo.HUB_TUNNEL}", 30)
+    finally:
+        lab.hub.write_file("/tmp/hub.toml", hub_config(edge_pub))
+        lab.hub.check("keel apply /tmp/hub.toml", 60)
+    assert "onlink" not in lab.hub.check("ip route show default")
 
 
 def test_only_the_wireguard_port_is_open_on_the_wan(lab):
@@ -146,3 +167,30 @@ def test_the_same_state_comes_back_after_a_reboot(lab):
     lab.edge.check(f"ping -n -c 1 -w 30 {topo.HUB_TUNNEL}", 60)
     after = state(lab.edge)
     assert without_handles(after).splitlines() == without_handles(before).splitlines()
+
+
+@pytest.mark.parametrize("bad", [
+    pytest.param("printf '[system]\\nhostname = \"\\377\\376\"\\n'", id="not-utf8"),
+    pytest.param("python3 -c 'print(\"x = \" + \"[\" * 5000 + \"]\" * 5000)'",
+                 id="nested-5000-deep"),
+])
+def test_a_broken_user_config_boots_on_the_last_good_revision(lab, bad):
+    """Whatever the user's keel.toml holds, the router comes back configured:
+    the last good revision in force, the console and `keel doctor` saying why."""
+    good = lab.edge.check("cat /data/keel/keel.toml")
+    before = state(lab.edge)
+    revision = lab.edge.check("keel show revisions | tail -1")
+    lab.edge.check(f"{bad} > /data/keel/keel.toml")
+    try:
+        lab.edge.reboot()
+        log = lab.edge.check("cat /run/keel/boot-apply.log")
+        assert "/data/keel/keel.toml failed" in log and "Traceback" not in log, log
+        assert "applied revision" in log, log
+        lab.edge.check(f"ping -n -c 1 -w 30 {topo.HUB_TUNNEL}", 60)
+        assert without_handles(state(lab.edge)) == without_handles(before)
+        report = json.loads(lab.edge.run("keel doctor --json --seconds 1", 60).output)
+        (boot,) = [c for c in report["checks"] if (c["area"], c["name"]) == ("config", "boot")]
+        assert boot["status"] == "warn" and "keel.toml" in boot["detail"], boot
+        print(f"revision before: {revision}\nboot log:\n{log}\ndoctor: {boot['detail']}")
+    finally:
+        lab.edge.write_file("/data/keel/keel.toml", good + "\n")
