@@ -6,6 +6,7 @@ directory. For tests of the whole `keel apply --boot` path."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -116,4 +117,5 @@ def fake_router(default_text: str, fails: Callable[[list[str]], bool] | None = N
         mp.setattr(engine.Probe, "cpu_tuning", lambda self: CpuTuning({}, "none", (), None))
         mp.setattr(cpu_tuning, "PM_QOS_DEVICE", root / "dev/cpu_dma_latency")
         mp.setattr(cpu_tuning, "NET_ROOT", root / "sys/class/net")
+        mp.setattr(os, "fsync", lambda fd: None)  # a temporary directory needs no durability
         yield router

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import argparse
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_config_property import document
 
 from keel.config import cli, paths
 from keel.config.errors import MAX_SHOWN, ConfigError
@@ -269,3 +273,32 @@ def test_config_check_exits_2_on_every_bad_file(tmp_path, capsys, content):
     out = capsys.readouterr().out.splitlines()
     assert out and all(line.startswith(f"{path}: ") for line in out)
     assert len(out) <= MAX_SHOWN + 1
+
+
+# --- the pre-scan agrees with tomllib on what it lets through ------------------------
+def _depth(value: object) -> int:
+    """Levels as the pre-scan counts them in an inline document: a key, and
+    the bracket or brace of each array or table value."""
+    if isinstance(value, dict):
+        return 1 + max((1 + _depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+small_scalars = st.one_of(st.integers(-(2**63), 2**63 - 1), st.booleans(),
+                          st.text(max_size=12), st.floats(allow_nan=False))
+nested = st.recursive(small_scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+    max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), nested, min_size=1, max_size=4))
+def test_the_prescan_passes_valid_toml_within_the_limits(data):
+    text = document(data)
+    assert tomllib.loads(text) is not None
+    deepest = max(1 + _depth(v) for v in data.values())
+    found = prescan(text).problems
+    assert (found != []) == (deepest > MAX_DEPTH), (deepest, found)
+    assert prescan(text).unclosed_string_line is None

@@ -119,11 +119,12 @@ class Applier:
         self._record(loaded.text, note)
 
     def _record(self, text: str, note: str) -> None:
-        """A new revision when the text differs from the current one. What was
-        applied stays applied when /data cannot take it (full, read-only)."""
+        """A new revision when the text differs from the current one (compared
+        as bytes: a damaged revision is simply different). What was applied
+        stays applied when /data cannot take it (full, read-only)."""
         try:
             current = self.revisions.current()
-            if current is None or current.text() != text:
+            if current is None or current.path.read_bytes() != text.encode():
                 rev = self.revisions.record(text, note)
                 self.report(f"recorded revision {rev.number}")
         except OSError as err:

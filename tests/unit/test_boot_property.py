@@ -1,0 +1,113 @@
+"""Property: whatever /data holds, `keel apply --boot` (the Applier and the
+fallback chain, with a runner that only records) never raises and ends
+either on the first config that is valid or on a named fallback: random
+bytes, deep nesting, huge numbers, valid files with one field mutated or
+with a few characters changed."""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any
+
+from fake_router import FAKE_PRIVATE_KEY, fake_router
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_config_property import KEYS, LEAVES, document, place, value_for
+
+from keel.apply import boot
+from keel.config import paths
+from keel.config.errors import ConfigError
+from keel.config.load import parse_config
+
+BOOT = settings(max_examples=150, deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+EDGE = paths.example_text("edge")
+DEFAULT = EDGE.split("[wireguard]")[0].replace('attach = "tunnel"', 'attach = "wan"')
+
+# --- generated files -------------------------------------------------------------
+random_bytes = st.binary(max_size=3000)
+openers = st.sampled_from(["[", "{a = ", "a.", "[[", "{ 'x' = [", "b = ["])
+deep = st.tuples(st.lists(openers, min_size=20, max_size=400),
+                 st.sampled_from(["", "1", "'s'", "]]]", "}"])).map(
+    lambda t: ("[wan]\nx = " + "".join(t[0]) + t[1] + "\n").encode())
+huge_numbers = st.tuples(st.sampled_from(LEAVES), st.integers(15, 6000),
+                         st.sampled_from(["", "-", "+", "0x"])).map(
+    lambda t: document(place(t[0], 0)[0]).replace(
+        " = 0", f" = {t[2]}{'9' * t[1]}", 1).encode())
+mutated_field = st.sampled_from(LEAVES).flatmap(
+    lambda p: value_for(KEYS[p]).map(lambda v: document(place(p, v)[0]).encode()))
+
+
+@st.composite
+def mutated_text(draw: Any) -> bytes:
+    """The edge example with a few characters replaced, inserted or deleted."""
+    text = bytearray(EDGE.encode())
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(text) - 1))
+        op = draw(st.sampled_from(["replace", "insert", "delete"]))
+        char = draw(st.sampled_from(list(b"[]{}\"'=.,#\n\\0123456789azAZ \xff\xe9\x00")))
+        if op == "replace":
+            text[at] = char
+        elif op == "insert":
+            text.insert(at, char)
+        else:
+            del text[at]
+    return bytes(text)
+
+
+files = st.one_of(random_bytes, deep, huge_numbers, mutated_field, mutated_text(),
+                  st.just(EDGE.encode()), st.just(b"\xef\xbb\xbf" + DEFAULT.encode()))
+
+
+def valid(content: bytes | None) -> bool:
+    if content is None:
+        return False
+    try:
+        text = content.removeprefix(b"\xef\xbb\xbf").decode()
+        parse_config(text, "x")
+    except (ConfigError, UnicodeDecodeError):
+        return False
+    return True
+
+
+@BOOT
+@given(files, st.one_of(st.none(), files))
+def test_boot_never_raises_and_ends_applied_or_on_a_named_fallback(user, revision):
+    with fake_router(DEFAULT) as router:
+        router.user.write_bytes(user)
+        if revision is not None:
+            rev = router.revisions.record("placeholder\n", "earlier")
+            rev.path.write_bytes(revision)
+        rc = router.boot()  # must not raise
+
+        chain = [(str(router.user), user)]
+        if revision is not None:
+            chain.append(("revision 1", revision))
+        chain.append((str(router.default), DEFAULT.encode()))
+        expected = next(name for name, content in chain if valid(content))
+        record = boot.read_record(router.run_dir)
+        assert rc == 0 and record is not None
+        assert record.applied == expected
+        failed = [name for name, _ in chain[:[n for n, _ in chain].index(expected)]]
+        assert [f.source for f in record.failures] == failed
+        for name in failed:
+            lines = [s for s in router.said if s.startswith(f"keel: {name} failed: ")]
+            assert len(lines) == 1 and lines[0].split(" failed: ", 1)[1].strip()
+        said = "\n".join(router.said)
+        assert "Traceback" not in said and all("\n" not in line for line in router.said)
+        assert FAKE_PRIVATE_KEY not in said
+        if failed:
+            assert router.said[-1] == (f"keel: applied {expected} (fallback; `keel doctor` "
+                                       "says why)")
+        else:
+            assert router.said[-1] == f"keel: applied {expected}"
+
+
+def test_the_generated_files_reach_every_stage():
+    """The generators above do make the files they are named for."""
+    for text in (document(place("wan.shaping.upload_kbit", 0)[0]),):
+        assert tomllib.loads(text)["wan"]["shaping"]["upload_kbit"] == 0
+    assert valid(EDGE.encode()) and valid(b"\xef\xbb\xbf" + DEFAULT.encode())
+    assert not valid(b"[wan]\nx = " + b"[" * 100 + b"\n")
+    assert not valid(document(place("wan.shaping.upload_kbit", 0)[0]).replace(
+        " = 0", " = " + "9" * 5000, 1).encode())
