@@ -154,21 +154,30 @@ def test_earliest_overlaps_is_the_quadratic_answer(nets):
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(networks, max_size=25), networks)
-def test_netset_finds_a_container(nets, probe):
-    found = NetSet(nets).container(probe)
+def test_netset_finds_every_container(nets, probe):
     holders = [i for i, n in enumerate(nets) if n.version == probe.version
                and probe.subnet_of(n)]
-    assert (found is None) == (not holders)
-    if found is not None:
-        assert found in holders
+    firsts = sorted({nets.index(nets[i]) for i in holders})
+    found = NetSet(nets).containers(probe)
+    assert sorted(found) == firsts
+    assert [nets[i].prefixlen for i in found] == sorted(
+        (nets[i].prefixlen for i in found), reverse=True)
+    assert NetSet(nets).container(probe) == (found[0] if found else None)
+
+
+def test_every_prefix_covering_an_endpoint_is_named():
+    text = WG + prefixes("198.51.0.0/16", "198.51.100.0/24") + peer(
+        "'10.7.0.1/32', '198.51.0.0/16'", extra="endpoint = '198.51.100.7:51820'\n")
+    assert [p.split(":")[0] for p in problems(text)] == ["wireguard.prefixes[0]",
+                                                          "wireguard.prefixes[1]"]
 
 
 def test_a_3000_peer_hub_loads_in_under_2_seconds():
     text = hub_config(3000)
-    start = time.perf_counter()
+    start = time.process_time()  # this process's CPU: other load on the machine aside
     cfg = load_text(text)
     assert len(cfg.wireguard.peer) == 3000
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
 
 
 def test_overlaps_in_a_big_hub_are_still_found():

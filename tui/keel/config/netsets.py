@@ -84,17 +84,23 @@ class NetSet:
         for i, net in enumerate(nets or []):
             self._first.setdefault(key(net), i)
 
-    def container(self, net: Network | Address) -> int | None:
-        """The position of the first network that holds `net` (equal or
-        larger), else None; the most specific one when several do."""
+    def containers(self, net: Network | Address) -> list[int]:
+        """The positions of the networks that hold `net` (equal or larger),
+        most specific first; the first position of each distinct network."""
         if isinstance(net, (ipaddress.IPv4Address, ipaddress.IPv6Address)):
             version, value, length = net.version, int(net), _bits(net.version)
         else:
             version, value, length = key(net)
         bits = _bits(version)
+        found = []
         for plen in range(length, -1, -1):
             mask = ((1 << bits) - 1) ^ ((1 << (bits - plen)) - 1)
             hit = self._first.get((version, value & mask, plen))
             if hit is not None:
-                return hit
-        return None
+                found.append(hit)
+        return found
+
+    def container(self, net: Network | Address) -> int | None:
+        """The position of the most specific network that holds `net`, or None."""
+        found = self.containers(net)
+        return found[0] if found else None

@@ -23,11 +23,12 @@ _KEY_REPR = re.compile(r"^(Cannot declare|Cannot mutate immutable namespace|"
 
 
 def _key_words(text: str) -> str | None:
-    """('wan', 'shaping') or 'lan' as keel writes a key path, or None."""
+    """('wan', 'shaping'), 'lan' or wan.shaping as keel writes a key path
+    (secret-looking names redacted), or None."""
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return None
+        value = tuple(text.split("."))  # a Python that writes the key plainly
     if isinstance(value, str):
         value = (value,)
     if not isinstance(value, tuple) or not all(isinstance(v, str) for v in value):

@@ -123,8 +123,7 @@ def routed_prefixes(cfg: Config) -> Iterator[Problem]:
     loops: dict[int, tuple[int, Address]] = {}
     for k, addr in endpoints:
         if addr is not None:
-            hit = routed.container(addr)
-            if hit is not None:
+            for hit in routed.containers(addr):
                 loops.setdefault(hit, (k, addr))
     for i, net in enumerate(nets):
         path = f"wireguard.prefixes[{i}]"
