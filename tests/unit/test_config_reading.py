@@ -215,10 +215,10 @@ def test_a_removed_key_still_loads_with_a_warning_naming_it():
                           "upload_kbit = 4500\n", "old.toml")
     assert loaded.config.wan.shaping.upload_kbit == 4500
     assert loaded.warning_lines() == [
-        "old.toml: wan.shaping.ecn_ingress: removed in this version (CAKE has no ECN switch), "
-        "ignored",
-        "old.toml: wan.shaping.ecn_egress: removed in this version (CAKE has no ECN switch), "
-        "ignored"]
+        "warning: old.toml: wan.shaping.ecn_ingress: removed in this version (CAKE has no ECN "
+        "switch), ignored",
+        "warning: old.toml: wan.shaping.ecn_egress: removed in this version (CAKE has no ECN "
+        "switch), ignored"]
 
 
 def test_a_removed_key_is_no_longer_written_or_shipped():
@@ -254,10 +254,10 @@ def test_config_check_prints_the_warnings_of_an_old_file_and_passes(tmp_path, ca
         "wash_ingress = true", "wash_ingress = true\necn_ingress = true\necn_egress = false"))
     assert _run(["config", "check", str(path)]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        f"{path}: wan.shaping.ecn_ingress: removed in this version (CAKE has no ECN switch), "
-        "ignored",
-        f"{path}: wan.shaping.ecn_egress: removed in this version (CAKE has no ECN switch), "
-        "ignored",
+        f"warning: {path}: wan.shaping.ecn_ingress: removed in this version (CAKE has no ECN "
+        "switch), ignored",
+        f"warning: {path}: wan.shaping.ecn_egress: removed in this version (CAKE has no ECN "
+        "switch), ignored",
         f"ok: {path}"]
     assert _run(["config", "show", str(path)]) == 0
     captured = capsys.readouterr()

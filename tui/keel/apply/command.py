@@ -93,7 +93,7 @@ class Applier:
                        note: str = "apply") -> None:
         """Render, check and apply; raises Refused when the system says no."""
         for line in loaded.warning_lines():
-            self.report(f"warning: {line}")
+            self.report(line)
         model = model_of(loaded)
         self._ensure_key(tunnel=model.tunnel is not None, dry_run=dry_run)
         try:

@@ -176,7 +176,7 @@ class Loaded:
     warnings: tuple[Problem, ...] = ()
 
     def warning_lines(self) -> list[str]:
-        return [f"{self.source}: {w}" for w in self.warnings]
+        return [f"warning: {self.source}: {w}" for w in self.warnings]
 
 
 def parse_config(text: str, source: str = "keel.toml") -> Loaded:
