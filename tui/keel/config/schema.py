@@ -156,8 +156,8 @@ class WireGuard:
                                    item=syntax("interface_address"))
     listen_port: int = key(51820, "UDP port to listen on (opened on the WAN)", PORT)
     mtu: int = key(1420, "tunnel MTU: the underlay's MTU - 80", between(1280, 9000, "bytes"))
-    route: str = key("none", "what goes through the tunnel: none (only the peers' "
-                             "allowed_ips), all (the default route), or prefixes",
+    route: str = key("none", "what goes through the tunnel: none (only the tunnel's own "
+                             "subnet, from address), all (the default route), or prefixes",
                      one_of("none", "all", "prefixes"))
     prefixes: tuple[str, ...] = key((), "prefixes routed through the tunnel "
                                         "(route = prefixes)", item=syntax("prefix"))
