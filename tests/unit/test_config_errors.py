@@ -4,8 +4,9 @@ once, never echoing a secret; `keel config check` prints them and exits 2."""
 from __future__ import annotations
 
 import pytest
+from config_cli import run_config as _run
 
-from keel.config import cli, paths
+from keel.config import paths
 from keel.config.errors import ConfigError, Problem
 from keel.config.load import load_file, load_text
 
@@ -269,15 +270,6 @@ def test_load_file_problems(tmp_path):
     latin.write_bytes(b"[system]\nhostname = '\xe9'\n")
     with pytest.raises(ConfigError, match="not UTF-8 text"):
         load_file(latin)
-
-
-def _run(argv: list[str]) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="keel")
-    cli.add_config_commands(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    return args.func(args)
 
 
 def test_config_check_ok(tmp_path, capsys):

@@ -4,17 +4,17 @@ names; and `keel config check` on top of it."""
 
 from __future__ import annotations
 
-import argparse
 import time
 import tomllib
 from pathlib import Path
 
 import pytest
+from config_cli import run_config as _run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_config_property import document
 
-from keel.config import cli, paths
+from keel.config import paths
 from keel.config.errors import MAX_SHOWN, ConfigError
 from keel.config.keypath import looks_secret
 from keel.config.load import load_text, parse_config, read_config
@@ -241,13 +241,6 @@ def test_removed_paths_through_arrays_of_tables():
 
 
 # --- keel config check / show ------------------------------------------------------
-def _run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="keel")
-    cli.add_config_commands(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
 def test_config_check_prints_the_warnings_of_an_old_file_and_passes(tmp_path, capsys):
     path = tmp_path / "old.toml"
     path.write_text(paths.example_text("edge").replace(
