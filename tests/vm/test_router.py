@@ -60,9 +60,11 @@ def test_a_vps_static_wan_with_a_slash_32_and_an_on_link_gateway(lab):
                                                    prefix=32))
     try:
         lab.hub.check("keel apply /tmp/vps.toml", 60)
-        assert f"{topo.HUB_WAN}/32" in lab.hub.check("ip -4 -o addr show dev eth0")
-        route = lab.hub.check("ip route show default")
-        assert f"via {topo.EDGE_WAN_DIRECT} dev eth0" in route and "onlink" in route, route
+        (link,) = lab.hub.json("ip -j -4 addr show dev eth0")
+        assert [(a["local"], a["prefixlen"]) for a in link["addr_info"]] == [(topo.HUB_WAN, 32)]
+        (route,) = lab.hub.json("ip -j route show default")
+        assert (route["gateway"], route["dev"]) == (topo.EDGE_WAN_DIRECT, "eth0"), route
+        assert "onlink" in route["flags"], route
         # no connected /24 any more: the edge is reached through the gateway
         lab.hub.check(f"ping -n -c 2 -W 5 {topo.EDGE_WAN_DIRECT}", 30)
         assert "no changes" in lab.hub.check("keel apply /tmp/vps.toml", 60)
@@ -70,7 +72,8 @@ def test_a_vps_static_wan_with_a_slash_32_and_an_on_link_gateway(lab):
     finally:
         lab.hub.write_file("/tmp/hub.toml", hub_config(edge_pub))
         lab.hub.check("keel apply /tmp/hub.toml", 60)
-    assert "onlink" not in lab.hub.check("ip route show default")
+    (route,) = lab.hub.json("ip -j route show default")
+    assert "onlink" not in route.get("flags", []), route
 
 
 def test_only_the_wireguard_port_is_open_on_the_wan(lab):
