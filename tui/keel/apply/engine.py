@@ -403,7 +403,8 @@ def plan_tuning(model: RouterModel, probe: Probe) -> list[Step]:
             except (OSError, ValueError):
                 continue
             if have != int(mask, 16):
-                steps.append(Step("tuning", f"RPS/XPS on {ifname} over CPUs {mask}",
+                steps.append(Step("tuning", f"RPS/XPS on {ifname} over CPUs 0-{ncpus - 1} "
+                                            f"(mask {mask})",
                                   action=lambda i=ifname: probe.notes.extend(
                                       cpu_tuning.set_rps_xps(i, ncpus))))
     return steps
