@@ -98,15 +98,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("what", choices=["pubkey", "revisions"])
     p.set_defaults(func=_show)
 
-    for module, adder in (("keel.config.cli", "add_config_commands"),
-                          ("keel.doctor.cli", "add_doctor_command"),
-                          ("keel.selftest.cli", "add_selftest_commands"),
-                          ("keel.ui.cli", "add_tui_command")):
-        try:
-            mod = __import__(module, fromlist=[adder])
-        except ImportError:
-            continue
-        getattr(mod, adder)(sub)
+    # A sub-command that cannot be imported is a broken install: fail loudly
+    # (an ImportError here must never turn `keel doctor` into "invalid choice").
+    # Registering imports no Textual: keel.ui.cli loads it only to run the UI.
+    from keel.config.cli import add_config_commands
+    from keel.doctor.cli import add_doctor_command
+    from keel.selftest.cli import add_selftest_commands
+    from keel.ui.cli import add_tui_command
+
+    for add in (add_config_commands, add_doctor_command, add_selftest_commands,
+                add_tui_command):
+        add(sub)
     return parser
 
 

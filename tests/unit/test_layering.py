@@ -1,0 +1,115 @@
+"""The layers of the keel package (DESIGN.md, "Layers of the keel package"),
+held by walking every module's imports (its AST: top-level and function-level
+imports alike), and by running `keel --help` in a fresh interpreter.
+
+    config -> model -> render -> apply;  system -> parse -> metrics/selftest -> ui
+
+- Textual and Rich only inside keel.ui.
+- keel.ui imported only by keel.cli (and keel.ui itself).
+- config, model, render and parse touch no system: no subprocess, no
+  keel.system, and nothing above them.
+- `keel --help` loads no Textual; a sub-command that cannot be imported fails
+  loudly (keel.cli imports them without catching ImportError)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+TUI = Path(__file__).resolve().parents[2] / "tui"
+PACKAGE = TUI / "keel"
+
+# the pure layers: what they may not import (prefix match on module names)
+PURE = ("keel.config", "keel.model", "keel.render", "keel.parse")
+TOUCHES_THE_SYSTEM = ("subprocess", "keel.system", "keel.apply", "keel.metrics",
+                      "keel.selftest", "keel.doctor", "keel.tuning", "keel.state",
+                      "keel.wireguard", "keel.ui", "textual", "rich")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(TUI).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@cache
+def imports() -> dict[str, set[str]]:
+    """Every keel module -> the modules it imports (absolute names)."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = module_name(path)
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[:len(base) - node.level + 1]
+                    prefix = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    prefix = node.module or ""
+                names.add(prefix)
+                names.update(f"{prefix}.{alias.name}" for alias in node.names)
+        found[name] = names
+    return found
+
+
+def within(name: str, prefixes: tuple[str, ...] | str) -> bool:
+    prefixes = (prefixes,) if isinstance(prefixes, str) else prefixes
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def offenders(importer_ok, imported: tuple[str, ...]) -> list[str]:
+    return sorted(f"{mod} imports {dep}" for mod, deps in imports().items()
+                  if not importer_ok(mod) for dep in deps if within(dep, imported))
+
+
+def test_the_walk_sees_the_package():
+    assert len(imports()) > 50
+    assert "keel.ui.app" in imports() and "keel.config.load" in imports()
+
+
+def test_textual_and_rich_only_inside_the_ui():
+    assert offenders(lambda mod: within(mod, "keel.ui"), ("textual", "rich")) == []
+
+
+def test_the_ui_is_imported_only_by_the_command_line():
+    assert offenders(lambda mod: within(mod, "keel.ui") or mod == "keel.cli",
+                     ("keel.ui",)) == []
+
+
+@pytest.mark.parametrize("layer", PURE)
+def test_the_pure_layers_touch_no_system(layer):
+    assert offenders(lambda mod: not within(mod, layer), TOUCHES_THE_SYSTEM) == []
+
+
+def test_keel_help_loads_no_textual():
+    code = ("import sys\nfrom keel import cli\n"
+            "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'textual', 'rich'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={"PYTHONPATH": str(TUI)}, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_a_broken_sub_command_fails_loudly(tmp_path):
+    """A sub-command module that cannot be imported stops `keel` with the
+    ImportError, rather than vanishing from the command line."""
+    shadow = tmp_path / "keel" / "doctor"
+    shadow.mkdir(parents=True)
+    (tmp_path / "keel" / "__init__.py").write_text(
+        f"__path__ = [{str(tmp_path / 'keel')!r}, {str(PACKAGE)!r}]\n"
+        "__version__ = 'test'\n")
+    (shadow / "__init__.py").write_text("")
+    (shadow / "cli.py").write_text("import a_module_that_does_not_exist\n")
+    proc = subprocess.run([sys.executable, "-m", "keel.cli", "doctor"], capture_output=True,
+                          text=True, env={"PYTHONPATH": f"{tmp_path}:{TUI}"}, check=False)
+    assert proc.returncode != 0
+    assert "a_module_that_does_not_exist" in proc.stderr
+    assert "invalid choice" not in proc.stderr
