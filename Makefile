@@ -28,8 +28,9 @@ dev-image:
 test: check dev-image
 	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m pytest $(PYTEST_ARGS) tests
 
+# every host test (no image, no guest): unit tests, the UI's pilot and snapshot tests
 test-unit:
-	cd $(TOP) && $(PYTHON) -m pytest $(PYTEST_ARGS) tests/unit
+	cd $(TOP) && $(PYTHON) -m pytest $(PYTEST_ARGS) tests/unit tests/ui
 
 test-vm: dev-image
 	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m pytest $(PYTEST_ARGS) tests/vm
