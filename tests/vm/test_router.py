@@ -30,9 +30,7 @@ def lab(make_module_lab):
 
 
 def test_lan_client_got_a_lease_from_the_edge(lab):
-    addr = lab.lan.check("for i in $(seq 30); do ip -4 -o addr show dev eth0 | "
-                         "grep -q 192.168.77. && break; sleep 1; done; "
-                         "ip -4 -o addr show dev eth0", 60)
+    addr = lab.lan.until("ip -4 -o addr show dev eth0 | grep 192.168.77.", 60)
     assert "192.168.77.1" in addr and "/24" in addr
 
 
@@ -149,11 +147,10 @@ def test_an_interrupted_compare_puts_cake_back_and_stops_its_processes(lab):
     lab.edge.check("(keel selftest bufferbloat --compare > /run/compare.out 2>&1 & "
                    "echo $! > /run/compare.pid)")
     # bypassed once the test runs: no CAKE at the root of eth0 any more
-    lab.edge.check("for i in $(seq 60); do tc qdisc show dev eth0 root | grep -q cake || "
-                   "break; sleep 0.5; done; ! tc qdisc show dev eth0 root | grep -q cake", 60)
+    lab.edge.until("! tc qdisc show dev eth0 root | grep -q cake", 60, every=0.2)
     lab.edge.check("sleep 8; pgrep -x iperf3 && pgrep -x ping", 30)  # under load
-    lab.edge.check("kill -TERM $(cat /run/compare.pid); "
-                   "while kill -0 $(cat /run/compare.pid) 2>/dev/null; do sleep 0.5; done", 60)
+    lab.edge.check("kill -TERM $(cat /run/compare.pid)")
+    lab.edge.until("! kill -0 $(cat /run/compare.pid)", 60)
     assert "interrupted" in lab.edge.check("cat /run/compare.out")
     assert lab.edge.run("pgrep -x iperf3 || pgrep -x ping").rc == 1  # none left
     assert without_handles(state(lab.edge)) == without_handles(before)
