@@ -80,7 +80,7 @@ def test_an_unexpected_exception_while_rendering_falls_back(monkeypatch):
     real_plan = engine.plan
 
     def plan(model, probe, private_key):
-        if model.hostname == "mine":
+        if model.system.hostname == "mine":
             raise RuntimeError("the renderer tripped\nover two lines")
         return real_plan(model, probe, private_key)
 

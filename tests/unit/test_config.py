@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from keel.apply.from_config import model_from_config
 from keel.config.errors import ConfigError
 from keel.config.load import load_text
+from keel.model import model_from_config
 
 TOP = Path(__file__).resolve().parents[2]
 DEFAULT = TOP / "overlay/etc/keel/keel.toml"
@@ -31,19 +31,19 @@ def problems(text: str) -> list[str]:
 def test_default_is_an_edge_router():
     model = model_from_config(load_text(DEFAULT.read_text()))
     (wan,) = model.wans
-    assert (wan.ifname, wan.dhcp) == ("eth0", True)
-    assert model.lans[0].ifname == "eth1" and model.lans[0].dhcp_start
-    assert model.tunnel is None and model.firewall.nat
+    assert (wan.interface, wan.dhcp) == ("eth0", True)
+    assert model.lans[0].interface == "eth1" and model.lans[0].dhcp_start
+    assert model.wireguard is None and model.nat.masquerade_wan
     assert wan.shaping.upload_kbit == wan.shaping.download_kbit == 0
 
 
 @pytest.mark.parametrize("name", ["edge", "hub"])
 def test_examples_load(name):
     model = model_from_config(load_text((EXAMPLES / f"{name}.toml").read_text()))
-    assert model.tunnel is not None and model.tunnel.peers
+    assert model.wireguard is not None and model.wireguard.peer
     if name == "hub":
-        assert not model.lans and model.firewall.iperf3_on_tunnel
-        assert model.firewall.tunnel_forward_wan
+        assert not model.lans and model.selftest.iperf3_server
+        assert model.firewall.forward_tunnel_to_wan
     else:
         assert model.wans[0].shaping.attach == "tunnel"
 

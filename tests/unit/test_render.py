@@ -6,17 +6,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from keel.apply import engine
-from keel.render import cake, dnsmasq, nft, wireguard
-from keel.render.model import (
+from keel.model import (
     Firewall,
     Lan,
     Peer,
     RouterModel,
+    Selftest,
     Shaping,
     Tuning,
-    Tunnel,
     Wan,
+    WireGuard,
 )
+from keel.render import cake, dnsmasq, nft, wireguard
 from keel.tuning.cpu import CpuTuning
 
 PUB = "HlOu1tgN6jIPCqo/B9y+b7TT1bltyagEMGZGjSZNPVI="
@@ -26,9 +27,9 @@ EDGE = RouterModel(
     wans=(Wan("eth0", shaping=Shaping(download_kbit=18000, upload_kbit=4500,
                                       overhead="docsis")),),
     lans=(Lan("eth1", "192.168.77.1/24", "192.168.77.100", "192.168.77.199"),),
-    tunnel=Tunnel(addresses=("10.77.0.2/24",), peers=(
+    wireguard=WireGuard(address=("10.77.0.2/24",), peer=(
         Peer(PUB, ("10.77.0.1/32", "172.31.77.0/24"), "203.0.113.2:51820", 25),),
-        routes=("172.31.77.0/24",)),
+        route="prefixes", prefixes=("172.31.77.0/24",)),
     tuning=Tuning(hold_latency=False, rps=False),
 )
 
@@ -77,9 +78,9 @@ def test_nft_default_deny_on_wan_with_the_wireguard_port_open():
     assert 'iifname { "eth1" } oifname { "eth0" } accept' in rules
     assert 'iifname { "eth1" } oifname "wg0" accept' in rules
     assert 'oifname { "eth0", "wg0" } masquerade' in rules
-    hub = RouterModel(wans=(Wan("eth0"),), tunnel=Tunnel(addresses=("10.77.0.1/24",)),
-                      firewall=Firewall(allow_ssh_wan=True, tunnel_forward_wan=True,
-                                        iperf3_on_tunnel=True))
+    hub = RouterModel(wans=(Wan("eth0"),), wireguard=WireGuard(address=("10.77.0.1/24",)),
+                      firewall=Firewall(ssh_on_wan=True, forward_tunnel_to_wan=True),
+                      selftest=Selftest(iperf3_server=True))
     rules = nft.render_ruleset(hub)
     assert 'iifname { "eth0" } tcp dport 22 accept' in rules
     assert 'iifname "wg0" tcp dport 5201 accept' in rules
@@ -87,12 +88,12 @@ def test_nft_default_deny_on_wan_with_the_wireguard_port_open():
 
 
 def test_wireguard_conf_and_routes():
-    conf = wireguard.render_syncconf(EDGE.tunnel, SECRET)
+    conf = wireguard.render_syncconf(EDGE.wireguard, SECRET)
     assert f"PrivateKey = {SECRET}" in conf and "Endpoint = 203.0.113.2:51820" in conf
     assert "AllowedIPs = 10.77.0.1/32, 172.31.77.0/24" in conf
-    assert wireguard.route_commands(EDGE.tunnel) == [
+    assert wireguard.route_commands(EDGE.wireguard) == [
         ["ip", "route", "replace", "172.31.77.0/24", "dev", "wg0"]]
-    assert wireguard.policy_rules(EDGE.tunnel) == []
+    assert wireguard.policy_rules(EDGE.wireguard) == []
 
 
 def test_dnsmasq_serves_the_lan():
@@ -176,7 +177,7 @@ def test_ingress_cake_comes_back_without_replacing_the_matchall_filter(tmp_path)
     model = RouterModel(
         wans=(Wan("eth0", shaping=Shaping(download_kbit=10800, upload_kbit=3600,
                                           attach="tunnel")),),
-        tunnel=Tunnel(addresses=("10.77.0.2/24",)))
+        wireguard=WireGuard(address=("10.77.0.2/24",)))
     steps = engine.plan_shaping(model, IngressCakeGoneProbe(tmp_path))
     (ingress,) = [s for s in steps if "ingress" in s.why]
     cmds = [list(c) for c in ingress.commands]
@@ -191,15 +192,15 @@ def test_ingress_cake_comes_back_without_replacing_the_matchall_filter(tmp_path)
 def test_a_vps_style_wan_gets_an_onlink_default_route():
     from keel.render.wan_route import default_route_command
 
-    vps = Wan("eth0", dhcp=False, address="203.0.113.2/32", gateway="203.0.113.1")
+    vps = Wan("eth0", mode="static", address="203.0.113.2/32", gateway="203.0.113.1")
     assert default_route_command(vps) == ["ip", "route", "replace", "default", "via",
                                           "203.0.113.1", "dev", "eth0", "onlink"]
-    lan_style = Wan("eth0", dhcp=False, address="203.0.113.2/24", gateway="203.0.113.1")
+    lan_style = Wan("eth0", mode="static", address="203.0.113.2/24", gateway="203.0.113.1")
     assert default_route_command(lan_style)[-1] == "eth0"
-    v6 = Wan("eth0", dhcp=False, address="2001:db8::2/128", gateway="2001:db8::1")
+    v6 = Wan("eth0", mode="static", address="2001:db8::2/128", gateway="2001:db8::1")
     assert default_route_command(v6) == ["ip", "-6", "route", "replace", "default", "via",
                                          "2001:db8::1", "dev", "eth0", "onlink"]
-    link_local = Wan("eth0", dhcp=False, address="2001:db8::2/64", gateway="fe80::1")
+    link_local = Wan("eth0", mode="static", address="2001:db8::2/64", gateway="fe80::1")
     assert default_route_command(link_local)[-1] == "eth0"
     assert default_route_command(Wan("eth0")) is None
 
@@ -222,7 +223,7 @@ class RecordedJson:
 
 
 def test_the_onlink_default_route_is_applied_once(tmp_path):
-    model = RouterModel(wans=(Wan("eth0", dhcp=False, address="203.0.113.2/32",
+    model = RouterModel(wans=(Wan("eth0", mode="static", address="203.0.113.2/32",
                                   gateway="203.0.113.1"),))
 
     class Links(engine.Probe):
@@ -242,7 +243,7 @@ def test_the_onlink_default_route_is_applied_once(tmp_path):
 
 
 def test_an_ipv6_default_route_is_compared_with_the_ipv6_table(tmp_path):
-    model = RouterModel(wans=(Wan("eth0", dhcp=False, address="2001:db8::2/64",
+    model = RouterModel(wans=(Wan("eth0", mode="static", address="2001:db8::2/64",
                                   gateway="2001:db8::1"),))
     runner = RecordedJson({"6": '[{"dst":"default","gateway":"2001:db8::1","dev":"eth0"}]'})
 
@@ -255,3 +256,14 @@ def test_an_ipv6_default_route_is_compared_with_the_ipv6_table(tmp_path):
 
     assert engine.plan_interfaces(model, Links(runner, tmp_path)) == []  # type: ignore[arg-type]
     assert ["ip", "-j", "-6", "route", "show", "default"] in runner.ran
+
+
+def test_every_overhead_preset_of_the_schema_renders():
+    from keel.config.schema import OVERHEAD_PRESETS
+
+    for name, nbytes in OVERHEAD_PRESETS.items():
+        words = cake.overhead_options(name)
+        assert words in ([], ["docsis"], ["overhead", str(nbytes)])
+        assert cake.overhead_bytes(name) == nbytes
+    assert cake.overhead_options(42) == ["overhead", "42"]
+    assert cake.overhead_options("none") == [] and cake.overhead_options("docsis") == ["docsis"]

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from keel.model import RouterModel, Wan
 from keel.render import cake, dnsmasq, nft, wan_route, wireguard
-from keel.render.model import RouterModel, Wan
 from keel.system.commands import Runner
 from keel.tuning import cpu as cpu_tuning
 
@@ -146,8 +146,8 @@ def _stamp(run_dir: Path, name: str, value: str) -> tuple[tuple[str, str], ...]:
 def plan_interfaces(model: RouterModel, probe: Probe) -> list[Step]:
     steps = []
     links = probe.links()
-    wanted: list[tuple[str, list[str]]] = [(lan.ifname, [lan.address]) for lan in model.lans]
-    wanted += [(w.ifname, [w.address] if (not w.dhcp and w.address) else []) for w in model.wans]
+    wanted: list[tuple[str, list[str]]] = [(lan.interface, [lan.address]) for lan in model.lans]
+    wanted += [(w.interface, [w.address] if (not w.dhcp and w.address) else []) for w in model.wans]
     for ifname, addrs in wanted:
         if ifname not in links:
             steps.append(Step("interfaces", f"{ifname} is missing: nothing to configure on it"))
@@ -171,7 +171,7 @@ def plan_interfaces(model: RouterModel, probe: Probe) -> list[Step]:
         if route is None or wan.gateway is None:
             continue
         version = ipaddress.ip_address(wan.gateway).version
-        if probe.default_gateway(version) != (wan.gateway, wan.ifname):
+        if probe.default_gateway(version) != (wan.gateway, wan.interface):
             onlink = " (on-link)" if route[-1] == "onlink" else ""
             steps.append(Step("routes", f"default route via {wan.gateway}{onlink}",
                               (tuple(route),)))
@@ -182,19 +182,19 @@ def plan_dhcp_client(model: RouterModel, probe: Probe) -> list[Step]:
     steps = []
     links = probe.links()
     for wan in model.wans:
-        if not wan.dhcp or wan.ifname not in links:
+        if not wan.dhcp or wan.interface not in links:
             continue
-        pidfile = f"{probe.run_dir}/udhcpc-{wan.ifname}.pid"
+        pidfile = f"{probe.run_dir}/udhcpc-{wan.interface}.pid"
         if probe.pid_alive(pidfile):
             continue
-        steps.append(Step("dhcp-client", f"DHCP on {wan.ifname}", ((
-            "udhcpc", "-i", wan.ifname, "-b", "-S", "-x", "hostname:" + model.hostname,
+        steps.append(Step("dhcp-client", f"DHCP on {wan.interface}", ((
+            "udhcpc", "-i", wan.interface, "-b", "-S", "-x", "hostname:" + model.system.hostname,
             "-p", pidfile, "-s", "/usr/share/keel/udhcpc.script"),)))
     return steps
 
 
 def plan_tunnel(model: RouterModel, probe: Probe, private_key: Callable[[], str]) -> list[Step]:
-    t = model.tunnel
+    t = model.wireguard
     links = probe.links()
     if t is None:
         # a tunnel keel made before, now gone from the config
@@ -205,44 +205,44 @@ def plan_tunnel(model: RouterModel, probe: Probe, private_key: Callable[[], str]
                      stamps=_stamp(probe.run_dir, f"{name}.sha", ""))
                 for name in stale]
     steps = []
-    if t.ifname not in links:
-        steps.append(Step("wireguard", f"create {t.ifname}",
-                          (("ip", "link", "add", t.ifname, "type", "wireguard"),)))
+    if t.interface not in links:
+        steps.append(Step("wireguard", f"create {t.interface}",
+                          (("ip", "link", "add", t.interface, "type", "wireguard"),)))
         links = {}
-    conf_path = probe.run_dir / f"{t.ifname}.conf"
+    conf_path = probe.run_dir / f"{t.interface}.conf"
     # the stamp holds a digest of the rendered file with a digest of the key in
     # place of the key: a new key or any other change makes it differ
     digest = _sha(wireguard.render_syncconf(t, _sha(private_key())))
-    if probe.stamp(f"{t.ifname}.sha") != digest or t.ifname not in links:
+    if probe.stamp(f"{t.interface}.sha") != digest or t.interface not in links:
         def write_conf() -> None:
             conf_path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(conf_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as f:
                 f.write(wireguard.render_syncconf(t, private_key()))
-        steps.append(Step("wireguard", f"{t.ifname}: port {t.listen_port}, "
-                                       f"{len(t.peers)} peer(s)",
-                          (("wg", "syncconf", t.ifname, str(conf_path)),),
-                          stamps=_stamp(probe.run_dir, f"{t.ifname}.sha", digest),
+        steps.append(Step("wireguard", f"{t.interface}: port {t.listen_port}, "
+                                       f"{len(t.peer)} peer(s)",
+                          (("wg", "syncconf", t.interface, str(conf_path)),),
+                          stamps=_stamp(probe.run_dir, f"{t.interface}.sha", digest),
                           action=write_conf))
     cmds: list[tuple[str, ...]] = []
-    link = links.get(t.ifname, {})
+    link = links.get(t.interface, {})
     if link.get("mtu") != t.mtu:
-        cmds.append(("ip", "link", "set", t.ifname, "mtu", str(t.mtu)))
-    have = probe.addresses(t.ifname) if link else set()
-    want = {str(ipaddress.ip_interface(a)) for a in t.addresses}
-    for addr in t.addresses:
+        cmds.append(("ip", "link", "set", t.interface, "mtu", str(t.mtu)))
+    have = probe.addresses(t.interface) if link else set()
+    want = {str(ipaddress.ip_interface(a)) for a in t.address}
+    for addr in t.address:
         if str(ipaddress.ip_interface(addr)) not in have:
-            cmds.append(("ip", "addr", "replace", addr, "dev", t.ifname))
+            cmds.append(("ip", "addr", "replace", addr, "dev", t.interface))
     for addr in sorted(have - want):
-        cmds.append(("ip", "addr", "del", addr, "dev", t.ifname))
+        cmds.append(("ip", "addr", "del", addr, "dev", t.interface))
     if "UP" not in link.get("flags", []):
-        cmds.append(("ip", "link", "set", t.ifname, "up"))
+        cmds.append(("ip", "link", "set", t.interface, "up"))
     if cmds:
-        steps.append(Step("wireguard", f"{t.ifname} addresses, MTU {t.mtu}, up", tuple(cmds)))
+        steps.append(Step("wireguard", f"{t.interface} addresses, MTU {t.mtu}, up", tuple(cmds)))
     routes = wireguard.route_commands(t)
-    if routes and (cmds or probe.stamp(f"{t.ifname}.routes") != _sha(repr(routes))):
+    if routes and (cmds or probe.stamp(f"{t.interface}.routes") != _sha(repr(routes))):
         steps.append(Step("routes", "routes through the tunnel", tuple(map(tuple, routes)),
-                          stamps=_stamp(probe.run_dir, f"{t.ifname}.routes",
+                          stamps=_stamp(probe.run_dir, f"{t.interface}.routes",
                                         _sha(repr(routes)))))
     rules = probe.rules()
     for rule in wireguard.policy_rules(t):
@@ -263,7 +263,7 @@ def _cake_matches(q: dict | None, rate_kbit: int, diffserv: str) -> bool:
 
 def plan_shaping(model: RouterModel, probe: Probe) -> list[Step]:
     steps = []
-    tun = model.tunnel.ifname if model.tunnel else None
+    tun = model.wireguard.interface if model.wireguard else None
     for wan in model.wans:
         steps += _plan_wan_shaping(wan, tun, probe)
     return steps
@@ -276,17 +276,17 @@ def _plan_wan_shaping(wan: Wan, tun: str | None, probe: Probe) -> list[Step]:
     dev, _extra = cake.shaped_device(wan, tun)
     if dev not in links and dev != tun:  # the tunnel is made by an earlier step
         return []
-    if dev != wan.ifname and wan.ifname in links:
+    if dev != wan.interface and wan.interface in links:
         # shaping moved to the tunnel: the WAN gets plain fq_codel, no IFB
-        bare = Wan(wan.ifname, shaping=type(s)())
-        root = probe.root_qdisc(wan.ifname)
+        bare = Wan(wan.interface, shaping=type(s)())
+        root = probe.root_qdisc(wan.interface)
         if root and root.get("kind") == "cake":
-            steps.append(Step("shaping", f"CAKE moves from {wan.ifname} to {dev}",
+            steps.append(Step("shaping", f"CAKE moves from {wan.interface} to {dev}",
                               tuple(map(tuple, cake.egress_commands(bare)))))
-        if probe.has_ingress(wan.ifname):
+        if probe.has_ingress(wan.interface):
             cmds = [c for c in cake.ingress_commands(bare)
-                    if c[0] != "ip" or cake.ifb_name(wan.ifname) in links]
-            steps.append(Step("shaping", f"no IFB on {wan.ifname}", tuple(map(tuple, cmds))))
+                    if c[0] != "ip" or cake.ifb_name(wan.interface) in links]
+            steps.append(Step("shaping", f"no IFB on {wan.interface}", tuple(map(tuple, cmds))))
     egress = cake.egress_commands(wan, tun)
     stamp_egress = _sha(repr(egress))
     root = probe.root_qdisc(dev)
@@ -348,7 +348,7 @@ def plan_dnsmasq(model: RouterModel, probe: Probe) -> list[Step]:
         return []
     path = probe.run_dir / "dnsmasq.conf"
     steps = [_stop("dhcp-dns", "stop the old dnsmasq", pidfile)] if running else []
-    steps.append(Step("dhcp-dns", f"dnsmasq on {', '.join(lan.ifname for lan in model.lans)}",
+    steps.append(Step("dhcp-dns", f"dnsmasq on {', '.join(lan.interface for lan in model.lans)}",
                       (("dnsmasq", f"--conf-file={path}", f"--pid-file={pidfile}"),),
                       ((str(path), conf, 0o644),),
                       _stamp(probe.run_dir, "dnsmasq.sha", digest)))
@@ -356,15 +356,15 @@ def plan_dnsmasq(model: RouterModel, probe: Probe) -> list[Step]:
 
 
 def plan_iperf3(model: RouterModel, probe: Probe) -> list[Step]:
-    t = model.tunnel
+    t = model.wireguard
     pidfile = str(probe.run_dir / "iperf3.pid")
-    if t is None or not model.firewall.iperf3_on_tunnel or not t.addresses:
+    if t is None or not model.selftest.iperf3_server or not t.address:
         if probe.pid_alive(pidfile):
             return [_stop("iperf3", "stop the iperf3 server", pidfile)]
         return []
     if probe.pid_alive(pidfile):
         return []
-    addr = str(ipaddress.ip_interface(t.addresses[0]).ip)
+    addr = str(ipaddress.ip_interface(t.address[0]).ip)
     return [Step("iperf3", f"iperf3 server on the tunnel address {addr} only",
                  (("iperf3", "-s", "-D", "-B", addr, "-I", pidfile),))]
 
@@ -380,21 +380,21 @@ def plan_tuning(model: RouterModel, probe: Probe) -> list[Step]:
     pidfile = str(probe.run_dir / "pmqos.pid")
     holding = probe.pid_alive(pidfile)
     if want.hold_latency and cpu_tuning.PM_QOS_DEVICE.exists() and (
-            not holding or probe.stamp("pmqos") != str(want.max_latency_us)):
+            not holding or probe.stamp("pmqos") != str(want.max_cstate_latency_us)):
         if holding:
             steps.append(_stop("tuning", "release the old CPU latency request", pidfile))
-        steps.append(Step("tuning", f"hold CPU wake-up latency <= {want.max_latency_us} us "
+        steps.append(Step("tuning", f"hold CPU wake-up latency <= {want.max_cstate_latency_us} us "
                                     "(deep C-states off)",
                           (("start-stop-daemon", "-S", "-b", "-m", "-p", pidfile,
                             "-x", sys.executable, "--", "-m", "keel.tuning.hold",
-                            str(want.max_latency_us)),),
-                          stamps=_stamp(probe.run_dir, "pmqos", str(want.max_latency_us))))
+                            str(want.max_cstate_latency_us)),),
+                          stamps=_stamp(probe.run_dir, "pmqos", str(want.max_cstate_latency_us))))
     elif not want.hold_latency and holding:
         steps.append(_stop("tuning", "release the CPU latency request", pidfile))
     ncpus = os.cpu_count() or 1
     if want.rps and ncpus > 1:
         mask = cpu_tuning.cpu_mask(ncpus)
-        for ifname in [w.ifname for w in model.wans] + [lan.ifname for lan in model.lans]:
+        for ifname in [w.interface for w in model.wans] + [lan.interface for lan in model.lans]:
             rx = sorted((cpu_tuning.NET_ROOT / ifname / "queues").glob("rx-*"))
             if len(rx) != 1:
                 continue

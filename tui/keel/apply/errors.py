@@ -3,18 +3,9 @@ system refused a change (nothing after the failing step ran)."""
 
 from __future__ import annotations
 
-from keel.config.errors import ConfigError
+from keel.model.reading import InvalidConfig
 
-
-class InvalidConfig(Exception):
-    """The config failed validation; the message lists every problem."""
-
-    def __init__(self, error: ConfigError) -> None:
-        self.error = error
-        super().__init__(str(error))
-
-    def summary(self) -> str:
-        return self.error.summary()
+__all__ = ["InvalidConfig", "Refused"]
 
 
 class Refused(Exception):

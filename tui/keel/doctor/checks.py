@@ -6,11 +6,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from keel.apply.boot import BootRecord
+from keel.model import RouterModel
 from keel.parse.procstat import CpuShare
 from keel.parse.tcqdisc import Qdisc, root_cake
 from keel.parse.wgdump import WgInterface
 from keel.render.cake import ifb_name, shaped_device
-from keel.render.model import RouterModel
 from keel.tuning.cpu import CpuTuning
 
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
@@ -98,7 +98,7 @@ def check_steal(share: dict[str, CpuShare], seconds: float) -> Check:
 
 def check_shaping(model: RouterModel, qdiscs: list[Qdisc]) -> list[Check]:
     checks = []
-    tun = model.tunnel.ifname if model.tunnel else None
+    tun = model.wireguard.interface if model.wireguard else None
     for wan in model.wans:
         shaped, _ = shaped_device(wan, tun)
         for direction, dev, rate in (("egress", shaped, wan.shaping.upload_kbit),
@@ -109,14 +109,14 @@ def check_shaping(model: RouterModel, qdiscs: list[Qdisc]) -> list[Check]:
             q = root_cake(qdiscs, dev)
             want_bps = rate * 1000
             if q is None:
-                checks.append(Check("cake", f"{wan.ifname} {direction}", FAIL,
+                checks.append(Check("cake", f"{wan.interface} {direction}", FAIL,
                                     f"no CAKE on {dev} ({rate} kbit/s asked)"))
             elif q.bandwidth_bps != want_bps:
-                checks.append(Check("cake", f"{wan.ifname} {direction}", FAIL,
+                checks.append(Check("cake", f"{wan.interface} {direction}", FAIL,
                                     f"CAKE on {dev} at {q.bandwidth_bps} bit/s, "
                                     f"{want_bps} asked"))
             else:
-                checks.append(Check("cake", f"{wan.ifname} {direction}", OK,
+                checks.append(Check("cake", f"{wan.interface} {direction}", OK,
                                     f"CAKE on {dev} at {rate} kbit/s, {q.packets} packets, "
                                     f"{q.drops} drops",
                                     {"dev": dev, "bandwidth_bps": q.bandwidth_bps,
@@ -125,13 +125,13 @@ def check_shaping(model: RouterModel, qdiscs: list[Qdisc]) -> list[Check]:
 
 
 def check_tunnel(model: RouterModel, interfaces: dict[str, WgInterface], now: float) -> list[Check]:
-    t = model.tunnel
+    t = model.wireguard
     if t is None:
         return []
-    wg = interfaces.get(t.ifname)
+    wg = interfaces.get(t.interface)
     if wg is None:
-        return [Check("wireguard", t.ifname, FAIL, "interface missing")]
-    checks = [Check("wireguard", t.ifname, OK,
+        return [Check("wireguard", t.interface, FAIL, "interface missing")]
+    checks = [Check("wireguard", t.interface, OK,
                     f"port {wg.listen_port}, {len(wg.peers)} peer(s)")]
     for peer in wg.peers:
         age = peer.handshake_age(now)
@@ -150,16 +150,16 @@ def check_tunnel(model: RouterModel, interfaces: dict[str, WgInterface], now: fl
 def check_mtu(model: RouterModel, mtus: dict[str, int]) -> list[Check]:
     checks = []
     for wan in model.wans:
-        if wan.ifname in mtus:
-            checks.append(Check("mtu", wan.ifname, OK, f"{mtus[wan.ifname]}"))
-    t = model.tunnel
-    if t is not None and t.ifname in mtus:
-        have = mtus[t.ifname]
-        wan_mtu = min((mtus[w.ifname] for w in model.wans if w.ifname in mtus), default=1500)
+        if wan.interface in mtus:
+            checks.append(Check("mtu", wan.interface, OK, f"{mtus[wan.interface]}"))
+    t = model.wireguard
+    if t is not None and t.interface in mtus:
+        have = mtus[t.interface]
+        wan_mtu = min((mtus[w.interface] for w in model.wans if w.interface in mtus), default=1500)
         fits = have + 80 <= wan_mtu
         status = OK if have == t.mtu and fits else WARN
         detail = f"{have} (asked {t.mtu}; WAN {wan_mtu} leaves room for {wan_mtu - 80})"
-        checks.append(Check("mtu", t.ifname, status, detail,
+        checks.append(Check("mtu", t.interface, status, detail,
                             {"mtu": have, "asked": t.mtu, "wan_mtu": wan_mtu}))
     return checks
 

@@ -8,7 +8,7 @@ import sys
 import time
 
 from keel.doctor import checks, collect
-from keel.render.model import Tuning
+from keel.model import Tuning
 from keel.system.commands import Runner
 
 SYMBOL = {checks.OK: "ok  ", checks.INFO: "info", checks.WARN: "WARN", checks.FAIL: "FAIL"}
@@ -16,7 +16,7 @@ SYMBOL = {checks.OK: "ok  ", checks.INFO: "info", checks.WARN: "WARN", checks.FA
 
 def run_doctor(as_json: bool, seconds: float) -> int:
     from keel.apply import boot, engine
-    from keel.apply.command import InvalidConfig, config_in_force, read_model
+    from keel.model import InvalidConfig, config_in_force, read_model
 
     runner = Runner()
     found: list[checks.Check] = []
@@ -31,7 +31,7 @@ def run_doctor(as_json: bool, seconds: float) -> int:
     found += checks.check_kernel(collect.kernel_feature_presence())
     asked = model.tuning if model is not None else Tuning()
     found += checks.check_tuning(collect.tuning(), asked.governor,
-                                 asked.max_latency_us if asked.hold_latency else None)
+                                 asked.max_cstate_latency_us if asked.hold_latency else None)
     found.append(checks.check_steal(collect.steal_over(seconds), seconds))
     if model is not None:
         found += checks.check_shaping(model, collect.qdiscs(runner))

@@ -3,7 +3,8 @@ by a matchall filter with a mirred redirect, as argv lists for `tc` and `ip`."""
 
 from __future__ import annotations
 
-from keel.render.model import Shaping, Wan
+from keel.config.schema import OVERHEAD_PRESETS
+from keel.model import Shaping, Wan
 
 IFB_PREFIX = "ifb4"
 INGRESS_HANDLE = "ffff:"
@@ -14,15 +15,21 @@ def ifb_name(wan: str) -> str:
     return (IFB_PREFIX + wan)[:15]
 
 
-OVERHEAD_PRESETS = {"none": 0, "ethernet": 38, "docsis": 18, "pppoe-vdsl": 34,
-                    "pppoe-ptm": 30, "bridged-ptm": 22, "conservative": 48}
+def overhead_bytes(overhead: str | int) -> int:
+    """The bytes of a preset (keel.config.schema.OVERHEAD_PRESETS) or a number."""
+    if isinstance(overhead, int):
+        return overhead
+    return OVERHEAD_PRESETS[overhead]
 
 
-def overhead_bytes(overhead: str) -> int | None:
-    """A preset's or "overhead N"'s bytes; None for keywords CAKE handles itself."""
-    if overhead.startswith("overhead "):
-        return int(overhead.split()[1])
-    return OVERHEAD_PRESETS.get(overhead)
+def overhead_options(overhead: str | int) -> list[str]:
+    """CAKE's words for the overhead: none for "none", its own keyword for
+    "docsis" (18 bytes and MPU 64), else `overhead N`."""
+    if overhead == "none":
+        return []
+    if overhead == "docsis":
+        return ["docsis"]
+    return ["overhead", str(overhead_bytes(overhead))]
 
 
 def cake_options(shaping: Shaping, rate_kbit: int, *, ingress: bool,
@@ -39,9 +46,9 @@ def cake_options(shaping: Shaping, rate_kbit: int, *, ingress: bool,
         opts.append("ack-filter" if shaping.ack_filter else "no-ack-filter")
     if extra_overhead:
         # inside a tunnel: the link carries each packet plus the tunnel's bytes
-        opts += ["overhead", str((overhead_bytes(shaping.overhead) or 0) + extra_overhead)]
-    elif shaping.overhead:
-        opts += shaping.overhead.split()
+        opts += ["overhead", str(overhead_bytes(shaping.overhead) + extra_overhead)]
+    else:
+        opts += overhead_options(shaping.overhead)
     opts += ["rtt", f"{shaping.rtt_ms}ms"]
     return opts
 
@@ -50,7 +57,7 @@ def shaped_device(wan: Wan, tunnel_ifname: str | None) -> tuple[str, int]:
     """The device CAKE sits on for this WAN, and the overhead to add there."""
     if wan.shaping.attach == "tunnel" and tunnel_ifname:
         return tunnel_ifname, wan.shaping.tunnel_overhead
-    return wan.ifname, 0
+    return wan.interface, 0
 
 
 def egress_commands(wan: Wan, tunnel_ifname: str | None = None) -> list[list[str]]:

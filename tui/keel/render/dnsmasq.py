@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from keel.render.model import RouterModel
+from keel.model import RouterModel
 
 LEASES = "/run/keel/dnsmasq.leases"
 
@@ -27,10 +27,10 @@ def render_dnsmasq(model: RouterModel) -> str | None:
     ]
     for lan in model.lans:
         iface = ipaddress.ip_interface(lan.address)
-        lines.append(f"interface={lan.ifname}")
+        lines.append(f"interface={lan.interface}")
         if lan.dhcp_start and lan.dhcp_end:
-            lines.append(f"dhcp-range=set:{lan.ifname},{lan.dhcp_start},{lan.dhcp_end},"
+            lines.append(f"dhcp-range=set:{lan.interface},{lan.dhcp_start},{lan.dhcp_end},"
                          f"{iface.network.netmask},{lan.dhcp_lease}")
-            lines.append(f"dhcp-option=tag:{lan.ifname},option:router,{iface.ip}")
-            lines.append(f"dhcp-option=tag:{lan.ifname},option:dns-server,{iface.ip}")
+            lines.append(f"dhcp-option=tag:{lan.interface},option:router,{iface.ip}")
+            lines.append(f"dhcp-option=tag:{lan.interface},option:dns-server,{iface.ip}")
     return "\n".join(lines) + "\n"

@@ -3,7 +3,7 @@ inbound on the WAN, forward LAN -> WAN and LAN -> tunnel, NAT out of the WAN."""
 
 from __future__ import annotations
 
-from keel.render.model import RouterModel
+from keel.model import RouterModel
 
 IPERF3_PORT = 5201
 
@@ -14,9 +14,9 @@ def _set(names: list[str]) -> str:
 
 
 def render_ruleset(model: RouterModel) -> str:
-    wans = [w.ifname for w in model.wans]
-    lans = [lan.ifname for lan in model.lans]
-    tun = model.tunnel.ifname if model.tunnel else None
+    wans = [w.interface for w in model.wans]
+    lans = [lan.interface for lan in model.lans]
+    tun = model.wireguard.interface if model.wireguard else None
     fw = model.firewall
     lines = [
         "#!/usr/sbin/nft -f",
@@ -33,23 +33,23 @@ def render_ruleset(model: RouterModel) -> str:
     ]
     if lans:
         lines.append(f"\t\tiifname {_set(lans)} accept")
-    if tun and model.tunnel:
-        if fw.iperf3_on_tunnel:
+    if tun and model.wireguard:
+        if model.selftest.iperf3_server:
             lines.append(f'\t\tiifname "{tun}" tcp dport {IPERF3_PORT} accept')
             lines.append(f'\t\tiifname "{tun}" udp dport {IPERF3_PORT} accept')
         lines.append(f'\t\tiifname "{tun}" meta l4proto icmp accept')
     if wans:
         w = _set(wans)
-        if fw.allow_ping_wan:
+        if fw.ping_on_wan:
             lines.append(f"\t\tiifname {w} icmp type {{ echo-request, destination-unreachable, "
                          "time-exceeded } limit rate 20/second accept")
-        if tun and model.tunnel:
-            lines.append(f"\t\tiifname {w} udp dport {model.tunnel.listen_port} accept")
-        if fw.allow_ssh_wan:
+        if tun and model.wireguard:
+            lines.append(f"\t\tiifname {w} udp dport {model.wireguard.listen_port} accept")
+        if fw.ssh_on_wan:
             lines.append(f"\t\tiifname {w} tcp dport 22 accept")
-        for port in fw.open_tcp_wan:
+        for port in fw.open_tcp:
             lines.append(f"\t\tiifname {w} tcp dport {port} accept")
-        for port in fw.open_udp_wan:
+        for port in fw.open_udp:
             lines.append(f"\t\tiifname {w} udp dport {port} accept")
         lines.append(f"\t\tiifname {w} udp dport 68 udp sport 67 accept")
     lines += [
@@ -68,7 +68,7 @@ def render_ruleset(model: RouterModel) -> str:
         lines.append(f"\t\tiifname {_set(lans)} oifname {_set(wans)} accept")
     if lans and tun:
         lines.append(f'\t\tiifname {_set(lans)} oifname "{tun}" accept')
-    if tun and wans and fw.tunnel_forward_wan:
+    if tun and wans and fw.forward_tunnel_to_wan:
         lines.append(f'\t\tiifname "{tun}" oifname {_set(wans)} accept')
     lines += [
         "\t}",
@@ -77,8 +77,8 @@ def render_ruleset(model: RouterModel) -> str:
         "\t\ttype filter hook output priority filter; policy accept;",
         "\t}",
     ]
-    nat_out = wans if fw.nat else []
-    if tun and lans and fw.nat_tunnel:
+    nat_out = wans if model.nat.masquerade_wan else []
+    if tun and lans and model.nat.masquerade_tunnel:
         nat_out = [*nat_out, tun]
     if nat_out:
         lines += [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from keel.render.model import Wan
+from keel.model import Wan
 
 
 def needs_onlink(address: str, gateway: str) -> bool:
@@ -23,7 +23,7 @@ def default_route_command(wan: Wan) -> list[str] | None:
     argv = ["ip"]
     if ipaddress.ip_address(wan.gateway).version == 6:
         argv.append("-6")
-    argv += ["route", "replace", "default", "via", wan.gateway, "dev", wan.ifname]
+    argv += ["route", "replace", "default", "via", wan.gateway, "dev", wan.interface]
     if wan.address and needs_onlink(wan.address, wan.gateway):
         argv.append("onlink")
     return argv

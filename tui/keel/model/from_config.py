@@ -1,0 +1,45 @@
+"""The one place a validated Config becomes the RouterModel."""
+
+from __future__ import annotations
+
+from keel.config import schema
+from keel.model import router as m
+
+
+def _shaping(s: schema.Shaping) -> m.Shaping:
+    return m.Shaping(download_kbit=s.download_kbit, upload_kbit=s.upload_kbit,
+                     overhead=s.overhead, diffserv=s.diffserv, nat=s.nat,
+                     wash_ingress=s.wash_ingress, attach=s.attach)
+
+
+def _wireguard(wg: schema.WireGuard) -> m.WireGuard | None:
+    if not wg.enabled:
+        return None
+    return m.WireGuard(
+        interface=wg.interface, address=wg.address, listen_port=wg.listen_port, mtu=wg.mtu,
+        route=wg.route, prefixes=wg.prefixes,
+        peer=tuple(m.Peer(p.public_key, p.allowed_ips, p.endpoint, p.keepalive)
+                   for p in wg.peer))
+
+
+def model_from_config(cfg: schema.Config) -> m.RouterModel:
+    w = cfg.wan
+    wan = m.Wan(w.interface, mode=w.mode, address=w.address, gateway=w.gateway,
+                shaping=_shaping(w.shaping))
+    lans = ()
+    if cfg.lan is not None:
+        lan = cfg.lan
+        lans = (m.Lan(lan.interface, lan.address, lan.dhcp_start, lan.dhcp_end,
+                      lan.dhcp_lease),)
+    fw, t = cfg.firewall, cfg.tuning
+    return m.RouterModel(
+        wans=(wan,), lans=lans, wireguard=_wireguard(cfg.wireguard),
+        firewall=m.Firewall(ssh_on_wan=fw.ssh_on_wan, ping_on_wan=fw.ping_on_wan,
+                            open_tcp=fw.open_tcp, open_udp=fw.open_udp,
+                            forward_tunnel_to_wan=fw.forward_tunnel_to_wan),
+        nat=m.Nat(masquerade_wan=cfg.nat.masquerade_wan,
+                  masquerade_tunnel=cfg.nat.masquerade_tunnel),
+        tuning=m.Tuning(governor=t.governor, hold_latency=t.hold_latency,
+                        max_cstate_latency_us=t.max_cstate_latency_us, rps=t.rps),
+        selftest=m.Selftest(iperf3_server=cfg.selftest.iperf3_server),
+        system=m.System(hostname=cfg.system.hostname))

@@ -1,0 +1,116 @@
+"""The model: what the router should be. Built from a validated Config by
+`keel.model.from_config` (tests build it directly); the renderers and apply
+read it. Each field is named as the schema (keel.config.schema) names its key;
+the few fields the schema does not hold are fixed by keel and say so."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Shaping:
+    """CAKE on one WAN (wan.shaping); a rate of 0 turns that direction off."""
+
+    download_kbit: int = 0
+    upload_kbit: int = 0
+    overhead: str | int = "none"  # a preset of schema.OVERHEAD_PRESETS, or bytes
+    diffserv: str = "besteffort"  # or "diffserv3", "diffserv4", "diffserv8"
+    nat: bool = True
+    wash_ingress: bool = True
+    # where CAKE sits: "wan" (the WAN device; shapes everything, but sees the
+    # whole tunnel as one flow) or "tunnel" (the WireGuard device and an IFB
+    # on its ingress; sees the flows inside the tunnel). See README.
+    attach: str = "wan"
+    # fixed by keel, not in the schema
+    ack_filter: bool = False
+    rtt_ms: int = 100
+    tunnel_overhead: int = 60  # bytes WireGuard adds to each packet (IPv4 endpoint)
+
+
+@dataclass(frozen=True)
+class Peer:
+    public_key: str
+    allowed_ips: tuple[str, ...]
+    endpoint: str | None = None
+    keepalive: int = 0
+
+
+@dataclass(frozen=True)
+class WireGuard:
+    """The tunnel; present in the model only when wireguard.enabled."""
+
+    interface: str = "wg0"
+    address: tuple[str, ...] = ()
+    listen_port: int = 51820
+    mtu: int = 1420
+    route: str = "none"  # "none", "all" (the default route) or "prefixes"
+    prefixes: tuple[str, ...] = ()  # routed through the tunnel when route = "prefixes"
+    peer: tuple[Peer, ...] = ()
+
+
+@dataclass(frozen=True)
+class Lan:
+    interface: str
+    address: str  # "192.168.77.1/24"
+    dhcp_start: str | None = None
+    dhcp_end: str | None = None
+    dhcp_lease: str = "12h"
+
+
+@dataclass(frozen=True)
+class Wan:
+    interface: str
+    mode: str = "dhcp"  # or "static"
+    address: str | None = None  # static "203.0.113.2/24"
+    gateway: str | None = None
+    shaping: Shaping = field(default_factory=Shaping)
+
+    @property
+    def dhcp(self) -> bool:
+        return self.mode == "dhcp"
+
+
+@dataclass(frozen=True)
+class Firewall:
+    ssh_on_wan: bool = False
+    ping_on_wan: bool = True
+    open_tcp: tuple[int, ...] = ()
+    open_udp: tuple[int, ...] = ()
+    forward_tunnel_to_wan: bool = False  # tunnel peers may go out of the WAN (hub)
+
+
+@dataclass(frozen=True)
+class Nat:
+    masquerade_wan: bool = True  # masquerade what leaves the WAN
+    masquerade_tunnel: bool = True  # LAN hosts behind our tunnel address
+
+
+@dataclass(frozen=True)
+class Tuning:
+    governor: str = "performance"
+    hold_latency: bool = True  # hold a PM QoS request (keeps deep C-states off)
+    max_cstate_latency_us: int = 3  # the request: C1's exit latency on most x86
+    rps: bool = True  # spread single-queue NICs over all CPUs
+
+
+@dataclass(frozen=True)
+class Selftest:
+    iperf3_server: bool = False  # iperf3 server on the tunnel address
+
+
+@dataclass(frozen=True)
+class System:
+    hostname: str = "keel"
+
+
+@dataclass(frozen=True)
+class RouterModel:
+    wans: tuple[Wan, ...]
+    lans: tuple[Lan, ...] = ()
+    wireguard: WireGuard | None = None
+    firewall: Firewall = field(default_factory=Firewall)
+    nat: Nat = field(default_factory=Nat)
+    tuning: Tuning = field(default_factory=Tuning)
+    selftest: Selftest = field(default_factory=Selftest)
+    system: System = field(default_factory=System)
