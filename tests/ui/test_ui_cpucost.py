@@ -5,18 +5,12 @@ from __future__ import annotations
 import pytest
 
 from keel.metrics.collectors import CpuCollector
-from keel.metrics.cpucost import cpu_warnings, seconds_per_gigabit, tunnel_cost
+from keel.metrics.cpucost import cpu_warnings, tunnel_cost
 from keel.parse.procstat import CpuShare, parse_proc_stat
 from tests.ui.uihelpers import CRYPT_SHIFT, WG_RX, WG_TX, fixture_source, lab
 
 BEFORE = parse_proc_stat(lab("proc-stat-before.txt"))
 AFTER = parse_proc_stat(lab("proc-stat-after.txt"))
-
-
-def test_seconds_per_gigabit():
-    # 3.2 CPU-seconds to carry 400 MB = 3.2 Gbit: 1 CPU-second per gigabit
-    assert seconds_per_gigabit(3.2, 400_000_000) == pytest.approx(1.0)
-    assert seconds_per_gigabit(1.0, 0) is None
 
 
 def test_tunnel_cost_from_lab_ticks():

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from keel.parse import cpusysfs, iperf3, kworkers, ping, procstat, softirqs, tcqdisc, wgdump
+from keel.parse import cpusysfs, iperf3, kworkers, ping, procstat, tcqdisc, wgdump
 
 LAB = Path(__file__).resolve().parents[1] / "fixtures" / "lab"
 
@@ -29,16 +29,6 @@ def test_proc_stat_shares_between_two_reads():
     # a 5 s iperf3 through WireGuard: the guest was busy, mostly in the kernel
     assert share["cpu"].busy > 0.5
     assert share["cpu"].softirq + share["cpu"].system > share["cpu"].user
-
-
-def test_softirq_rates():
-    before = softirqs.parse_softirqs(text("proc-softirqs-before.txt"))
-    after = softirqs.parse_softirqs(text("proc-softirqs-after.txt"))
-    assert set(before["NET_RX"]) == {"cpu0", "cpu1"}
-    rates = softirqs.rates(before, after, 5.0)
-    assert sum(rates["NET_RX"].values()) > 0
-    with pytest.raises(ValueError):
-        softirqs.rates(before, after, 0)
 
 
 def test_wg_crypt_workers():

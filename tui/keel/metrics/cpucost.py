@@ -18,13 +18,6 @@ def cpu_seconds(ticks: int, hz: int) -> float:
     return ticks / hz
 
 
-def seconds_per_gigabit(cpu_secs: float, byte_delta: int) -> float | None:
-    """CPU-seconds spent per gigabit carried; None when nothing was carried."""
-    if byte_delta <= 0:
-        return None
-    return cpu_secs / (byte_delta * 8 / 1e9)
-
-
 def tunnel_cost(before: Mapping[str, CpuTimes], after: Mapping[str, CpuTimes],
                 crypt_ticks: int, tunnel_bytes: int | None, hz: int) -> TunnelCost | None:
     """Softirq ticks of all CPUs plus the wg-crypt workers' ticks between two
