@@ -151,30 +151,6 @@ def raw_tunnel(edge: Guest, hub: Guest) -> None:
     edge.check(f"ping -n -c 1 -w 30 {HUB_TUNNEL}", 60)
 
 
-def shape_tunnel(edge: Guest, down_kbit: int, up_kbit: int) -> None:
-    """CAKE on the edge's tunnel (egress on wg0, ingress through an IFB) with
-    the very commands keel renders; rates of 0 run keel's teardown instead."""
-    from keel.render import cake
-    from keel.render.model import Shaping, Wan
-
-    wan = Wan(edge.ifname("up"), shaping=Shaping(download_kbit=down_kbit, upload_kbit=up_kbit,
-                                                 attach="tunnel"))
-    for cmd in cake.egress_commands(wan, "wg0") + cake.ingress_commands(wan, "wg0"):
-        edge.check(" ".join(cmd))
-
-
-def cake_on_tunnel(edge: Guest, shape: Bottleneck, percent: int = 90) -> tuple[int, int]:
-    """CAKE on the tunnel at `percent` of the bottleneck; returns the
-    (download, upload) kbit/s it set."""
-    down, up = shape.cake_rates(percent)
-    shape_tunnel(edge, down, up)
-    return down, up
-
-
-def no_cake_on_tunnel(edge: Guest) -> None:
-    shape_tunnel(edge, 0, 0)
-
-
 def kernel_ticks_and_wg_bytes(guest: Guest) -> tuple[int, int]:
     """softirq + system ticks of all CPUs (/proc/stat's first line) and the
     bytes wg0 carried both ways: the tunnel's cost as the kernel counts it,
