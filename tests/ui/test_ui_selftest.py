@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from keel.metrics.latency import PingTracker
+from keel.selftest.events import Failed, Progress
 from keel.ui.lines import LinesPanel
 from keel.ui.profile import CONSOLE, MODERN, apply_environment, choose, is_console, theme_name
 from keel.ui.screens import ConfirmScreen, MessageScreen, PasswordScreen, SelfTestScreen
-from keel.ui.selftest import FakeSelfTestRunner, Progress, RecommendedRates, Result
+from keel.ui.selftest import FakeSelfTestRunner, RecommendedRates
 from keel.ui.shell import RootPassword, RootShell, shadow_entry
 from tests.ui.uihelpers import asynctest, lab, make_app, screen_lines, settle
 
@@ -42,8 +43,11 @@ async def test_bufferbloat_shows_progress_grade_and_applies_rates():
         assert grade[-1] == "grade A+"
         summary = text_of(app, "summary")
         assert "CAKE bypassed: +412 ms (grade F)" in summary
-        assert "CAKE: egress 38.0 ingress 85.0 Mbit/s  [a] apply" in summary
         assert "\n".join(screen_lines(app)).isascii()
+        await pilot.press("t")  # a bufferbloat run recommends no rates: throughput does
+        await settle(pilot)
+        summary = text_of(app, "summary")
+        assert "CAKE: egress 38.0 ingress 85.0 Mbit/s  [a] apply" in summary
         await pilot.press("a")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
@@ -61,7 +65,7 @@ async def test_declined_confirmation_applies_nothing():
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("s", "t")
         await settle(pilot)
-        assert "download 92.1 Mbit/s" in text_of(app, "summary")
+        assert "download      down 92.1 up 0.0 Mbit/s" in text_of(app, "summary")
         assert text_of(app, "grade") == ""  # throughput has no grade
         await pilot.press("a", "n")
         await settle(pilot)
@@ -71,8 +75,8 @@ async def test_declined_confirmation_applies_nothing():
 @asynctest
 async def test_progress_bar_midway_and_failure():
     runner = FakeSelfTestRunner(scripts={
-        "mtu": [Progress(0.5, "probing", "DF pings 1420..1280")],
-        "throughput": [Result("throughput", False, error="iperf3: connection refused")]})
+        "mtu": [Progress("mtu", "probing", 0.5, "probing: DF pings 1420..1280")],
+        "throughput": [Failed("throughput", "iperf3: connection refused")]})
     app = make_app(runner=runner)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("s", "m")
@@ -88,10 +92,14 @@ async def test_progress_bar_midway_and_failure():
 
 
 @asynctest
-async def test_selftest_screen_has_the_live_plot():
+async def test_selftest_screen_plots_the_tests_own_samples():
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("s")
+        await settle(pilot)
+        assert "the test's own probes" in text_of(app, "latency")  # no pinger of its own
+        assert "*" not in "\n".join(app.screen.query_one("#plot").model.lines())
+        await pilot.press("b")
         await settle(pilot)
         assert "LATENCY * tunnel  10.99.0.2" in text_of(app, "latency")
         assert "*" in "\n".join(app.screen.query_one("#plot").model.lines())

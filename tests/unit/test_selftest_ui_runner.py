@@ -1,19 +1,22 @@
-"""The UI's self-test runner: progress lines and JSON of `keel selftest` in a
-child process become UI events; closing the run stops the child."""
+"""The UI's self-test runner: `keel selftest KIND --events` in a child process,
+its JSON Lines read back into typed events; closing the run stops the child.
+
+The fixture tests/fixtures/selftest/bufferbloat.events.jsonl is what the real
+command line wrote (python -m tests.fixtures.selftest.capture_events)."""
 
 from __future__ import annotations
 
-import json
 import sys
 import textwrap
+from pathlib import Path
 
-from keel.selftest.ui_runner import KeelSelfTestRunner
-from keel.ui.selftest import Progress, Result
+from keel.selftest.events import Failed, Progress, Sample, loads
+from keel.selftest.results import BufferbloatResult
+from keel.ui.selftest import outcome
+from keel.ui.selftest_latency import SelfTestLatency
+from keel.ui.selftest_runner import KeelSelfTestRunner
 
-RESULT = [{"phases": [
-    {"name": "idle", "tunnel": {"p50_ms": 20.0, "p95_ms": 22.0}, "increase_p50_ms": None},
-    {"name": "download", "tunnel": {"p50_ms": 23.0, "p95_ms": 26.0}, "increase_p50_ms": 3.0}],
-    "increase_ms": 3.0, "rpm": 2600.0, "rpm_label": "High", "grade": "A+"}]
+EVENTS = Path(__file__).resolve().parents[1] / "fixtures" / "selftest" / "bufferbloat.events.jsonl"
 
 
 def fake_keel(tmp_path, body: str) -> tuple[str, ...]:
@@ -22,29 +25,75 @@ def fake_keel(tmp_path, body: str) -> tuple[str, ...]:
     return (sys.executable, str(script))
 
 
-def test_progress_then_the_graded_result(tmp_path):
-    argv0 = fake_keel(tmp_path, f"""
-        import sys
-        print("[ 10%] idle: 4 s left", file=sys.stderr, flush=True)
-        print("[ 50%] download: 3 s left", file=sys.stderr, flush=True)
-        print({json.dumps(json.dumps(RESULT))})
+def replaying(tmp_path) -> tuple[str, ...]:
+    return fake_keel(tmp_path, f"""
+        for line in open({str(EVENTS)!r}):
+            print(line, end="", flush=True)
         """)
-    events = list(KeelSelfTestRunner(argv0).start("bufferbloat", {}))
-    assert events[0] == Progress(0.10, "idle", "4 s left")
-    assert events[1].phase == "download"
+
+
+def test_the_runner_asks_for_events():
+    runner = KeelSelfTestRunner(("keel",))
+    assert runner.argv("bufferbloat", {"compare": True}) == [
+        "keel", "selftest", "bufferbloat", "--events", "--compare"]
+    assert runner.argv("mtu", {}) == ["keel", "selftest", "mtu", "--events"]
+
+
+def test_events_of_a_real_run_come_back_typed(tmp_path):
+    events = list(KeelSelfTestRunner(replaying(tmp_path)).start("bufferbloat", {}))
+    assert events == [loads(line) for line in EVENTS.read_text().splitlines()]
+    first = events[0]
+    assert first == Progress("bufferbloat", "idle", 0.0, "waiting for 10.99.0.2")  # no guessing
+    progress = [e for e in events if isinstance(e, Progress)]
+    assert {e.phase for e in progress} == {"idle", "download", "upload", "bidirectional", "done"}
+    assert all(0.0 <= e.fraction <= 1.0 for e in progress)
+    samples = [e for e in events if isinstance(e, Sample)]
+    assert {(s.target, s.address) for s in samples} == {("tunnel", "10.99.0.2"),
+                                                        ("outside", "192.0.2.2")}
     result = events[-1]
-    assert isinstance(result, Result) and result.ok and result.grade == "A+"
-    assert any("+3.0" in line for line in result.summary)
+    assert isinstance(result, BufferbloatResult) and not result.cake_bypassed
+    shown = outcome("bufferbloat", [result])
+    assert shown.ok and shown.grade == result.grade
+    assert shown.summary[1].startswith("download      p50 ")
+    assert shown.summary[-1].startswith(f"increase +{result.increase_ms:.1f} ms  RPM ")
+
+
+def test_late_replies_replace_the_losses_on_the_plot():
+    latency = SelfTestLatency()
+    for line in EVENTS.read_text().splitlines():
+        event = loads(line)
+        if isinstance(event, Sample):
+            latency.add(event)
+    snap = latency.snapshot()
+    assert snap is not None and [s.name for s in snap.series] == ["tunnel", "outside"]
+    tunnel = snap.get("tunnel")
+    assert tunnel is not None and tunnel.target == "10.99.0.2"
+    assert all(s.rtt_ms is not None for s in tunnel.new)  # every late probe was answered
+    assert 412.5 in {s.rtt_ms for s in tunnel.new}
+    assert tunnel.idle_ms is not None and 4.0 < tunnel.idle_ms < 6.0
+    assert latency.snapshot().get("tunnel").new == ()  # only what is new
 
 
 def test_a_failing_test_says_why_in_one_line(tmp_path):
     argv0 = fake_keel(tmp_path, """
         import sys
-        print("keel selftest bufferbloat: no reply from 10.77.0.1", file=sys.stderr)
+        line = "keel selftest bufferbloat: no reply from 10.77.0.1"
+        print(line, file=sys.stderr)
+        print('{"type":"failed","test":"bufferbloat","error":"%s"}' % line, flush=True)
         sys.exit(1)
         """)
     (result,) = list(KeelSelfTestRunner(argv0).start("bufferbloat", {}))
-    assert not result.ok and "no reply from 10.77.0.1" in result.error
+    assert result == Failed("bufferbloat", "keel selftest bufferbloat: no reply from 10.77.0.1")
+
+
+def test_a_crash_without_an_event_is_its_last_stderr_line(tmp_path):
+    argv0 = fake_keel(tmp_path, """
+        import sys
+        print("Traceback ...\\nImportError: no module named iperf3", file=sys.stderr)
+        sys.exit(1)
+        """)
+    (result,) = list(KeelSelfTestRunner(argv0).start("mtu", {}))
+    assert result == Failed("mtu", "ImportError: no module named iperf3")
 
 
 def test_closing_the_run_stops_the_child(tmp_path):
@@ -55,10 +104,11 @@ def test_closing_the_run_stops_the_child(tmp_path):
             open({str(marker)!r}, "w").write("yes")
             sys.exit(130)
         signal.signal(signal.SIGTERM, stop)
-        print("[  5%] idle: 9 s left", file=sys.stderr, flush=True)
+        print('{{"type":"progress","test":"bufferbloat","phase":"idle","fraction":0.05,'
+              '"text":"idle: 9 s left"}}', flush=True)
         time.sleep(30)
         """)
     run = KeelSelfTestRunner(argv0).start("bufferbloat", {})
-    assert isinstance(next(run), Progress)
+    assert next(run) == Progress("bufferbloat", "idle", 0.05, "idle: 9 s left")
     run.close()
     assert marker.read_text() == "yes"

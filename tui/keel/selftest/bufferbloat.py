@@ -10,50 +10,15 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass
 
 from keel.parse import iperf3
 from keel.selftest.events import Progress, Report, Sample, SelfTestError, ignore
-from keel.selftest.grading import LatencyStats, grade, latency_stats, rpm, rpm_label
+from keel.selftest.grading import grade, latency_stats, rpm
 from keel.selftest.peer import RAMP_S, Peer
 from keel.selftest.procs import PingProbe, Processes
+from keel.selftest.results import BufferbloatResult, PhaseResult
 
 LOADS = (("download", ["-R"]), ("upload", []), ("bidirectional", ["--bidir"]))
-
-
-@dataclass(frozen=True)
-class PhaseResult:
-    name: str
-    tunnel: LatencyStats
-    outside: LatencyStats | None
-    increase_p50_ms: float | None  # over idle; None for the idle phase
-    increase_p95_ms: float | None
-    grade: str | None
-    down_mbit: float | None
-    up_mbit: float | None
-    window: tuple[float, float] = (0.0, 0.0)  # epoch seconds the phase was measured
-
-
-@dataclass(frozen=True)
-class BufferbloatResult:
-    phases: tuple[PhaseResult, ...]
-    increase_ms: float
-    grade: str
-    rpm: float
-    cake_bypassed: bool
-
-    def phase(self, name: str) -> PhaseResult:
-        for p in self.phases:
-            if p.name == name:
-                return p
-        raise KeyError(name)
-
-    @property
-    def rpm_label(self) -> str:
-        return rpm_label(self.rpm)
-
-    def as_dict(self) -> dict:
-        return asdict(self) | {"rpm_label": self.rpm_label}
 
 
 def _wait_for_tunnel(probe: PingProbe, seconds: float) -> None:
@@ -109,7 +74,7 @@ def run_bufferbloat(peer: Peer, *, idle_s: int = 5, load_s: int = 10, streams: i
     total = idle_s + 3 * (load_s + RAMP_S + 1)
 
     def on_sample(target: str):
-        return lambda _addr, s: report(Sample(target, phase_now[0], s))
+        return lambda addr, s: report(Sample(target, addr, phase_now[0], s))
 
     windows: dict[str, tuple[float, float]] = {}
     loads: dict[str, iperf3.Iperf3Result] = {}

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from keel.selftest.events import Progress, Report, SelfTestError, ignore
 from keel.selftest.peer import Peer
+from keel.selftest.results import MtuResult
 
 ICMP_IPV4_HEADERS = 28
 WG_OVERHEAD = 80
@@ -42,18 +42,6 @@ def path_mtu(probe: Callable[[int], bool], high: int, low: int = LOWEST) -> int:
         else:
             bad = mid
     return good
-
-
-@dataclass(frozen=True)
-class MtuResult:
-    wan_interface_mtu: int
-    wan_path_mtu: int | None
-    tunnel_interface_mtu: int
-    tunnel_path_mtu: int
-    recommended_tunnel_mtu: int | None
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def _iface_mtu(ifname: str) -> int:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from keel.metrics.collectors import read_tasks, scan_kworkers
@@ -18,41 +17,11 @@ from keel.parse import iperf3, kworkers, procstat
 from keel.selftest.events import Progress, Report, SelfTestError, ignore
 from keel.selftest.peer import Peer
 from keel.selftest.procs import Processes
+from keel.selftest.results import ThroughputPhase, ThroughputResult
 
 PHASES = (("download", ["-R"]), ("upload", []), ("bidirectional", ["--bidir"]))
 BUSY = 0.90  # a core this busy is saturated
 HZ = os.sysconf("SC_CLK_TCK")
-
-
-@dataclass(frozen=True)
-class ThroughputPhase:
-    name: str
-    down_mbit: float
-    up_mbit: float
-    retransmits: int | None
-    cpu_local_pct: float
-    cpu_remote_pct: float
-    tunnel_cpu_seconds: float
-    seconds_per_gigabit: float | None
-    core_busy: dict[str, float]  # per core, 0..1
-    cpu_bound: bool
-
-
-@dataclass(frozen=True)
-class ThroughputResult:
-    phases: tuple[ThroughputPhase, ...]
-    recommend_down_kbit: int
-    recommend_up_kbit: int
-
-    @property
-    def cpu_bound(self) -> bool:
-        return any(p.cpu_bound for p in self.phases)
-
-    def phase(self, name: str) -> ThroughputPhase:
-        return next(p for p in self.phases if p.name == name)
-
-    def as_dict(self) -> dict:
-        return asdict(self) | {"cpu_bound": self.cpu_bound}
 
 
 def read_kworkers() -> dict[int, kworkers.TaskTime]:

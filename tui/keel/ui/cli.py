@@ -35,7 +35,7 @@ def run_tui(args: argparse.Namespace) -> int:
         app = KeelApp(fake_collectors(), profile, runner=FakeSelfTestRunner(delay=1.0),
                       apply_rates=lambda r: "fake: rates not applied", quit_after=args.seconds)
     else:
-        from keel.selftest.ui_runner import KeelSelfTestRunner
+        from keel.ui.selftest_runner import KeelSelfTestRunner
 
         app = KeelApp(real_collectors(), profile, runner=KeelSelfTestRunner(),
                       quit_after=args.seconds)

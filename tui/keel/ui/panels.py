@@ -100,9 +100,10 @@ def cpu_lines(snap: CpuSnapshot | None) -> list[Text]:
     return lines
 
 
-def latency_lines(snap: LatencySnapshot | None, glyphs: dict[str, str]) -> list[Text]:
+def latency_lines(snap: LatencySnapshot | None, glyphs: dict[str, str],
+                  empty: str = "no probe target (no WireGuard peer?)") -> list[Text]:
     if snap is None or not snap.series:
-        return [_title("LATENCY", "no probe target (no WireGuard peer?)", DIM), Text("")]
+        return [_title("LATENCY", empty, DIM), Text("")]
     lines = []
     gap = snap.tunnel_cost_ms
     tail = (f"gap {fmt.ms(gap)} ms is the", "tunnel's own cost") if gap is not None else ("", "")

@@ -16,11 +16,14 @@ from textual.widgets import Input, Static
 from textual.worker import Worker, get_current_worker
 
 from keel.metrics.snapshots import LatencySnapshot
+from keel.selftest.events import Event, Failed, Progress, Sample
+from keel.selftest.results import TestResult
 from keel.ui import panels
 from keel.ui.bigtext import big_text
 from keel.ui.lines import LinesPanel
 from keel.ui.plot import LatencyPlot
-from keel.ui.selftest import Event, Progress, RecommendedRates, Result
+from keel.ui.selftest import Outcome, RecommendedRates, failure, outcome
+from keel.ui.selftest_latency import SelfTestLatency
 
 if TYPE_CHECKING:
     from keel.ui.app import KeelApp
@@ -165,7 +168,11 @@ def progress_bar(fraction: float, width: int = 30) -> str:
 
 
 class SelfTestScreen(PollingScreen):
-    POLLS = ("latency",)
+    """Runs a test and shows its progress, its own latency probes (the `sample`
+    events: no pinger of the screen's own) and its outcome."""
+
+    POLLS = ()
+    NO_SAMPLES = "the test's own probes, while a test runs"
     KEYS = "[t]hroughput [b]ufferbloat [c]ompare CAKE on/off [m]tu [a]pply rates [esc] back"
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("t", "run('throughput')", "throughput"),
@@ -178,7 +185,10 @@ class SelfTestScreen(PollingScreen):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.result: Result | None = None
+        self.kind = ""
+        self.outcome: Outcome | None = None
+        self.results: list[TestResult] = []  # of the run going on
+        self.latency = SelfTestLatency()
         self.running: Worker | None = None
 
     def compose(self) -> ComposeResult:
@@ -193,7 +203,8 @@ class SelfTestScreen(PollingScreen):
 
     def on_mount(self) -> None:
         self.set_status("idle: choose a test", None)
-        self.query_one("#latency", LinesPanel).set_lines(panels.latency_lines(None, {}))
+        self.query_one("#latency", LinesPanel).set_lines(
+            panels.latency_lines(None, {}, self.NO_SAMPLES))
         self.query_one("#grade", LinesPanel).set_lines([])
         self.query_one("#summary", LinesPanel).set_lines([Text("no result yet", style="dim")])
 
@@ -202,14 +213,19 @@ class SelfTestScreen(PollingScreen):
         self.query_one("#st-status", LinesPanel).set_lines([Text(text), bar])
 
     def show(self, name: str, snapshot: Any) -> None:
-        if name == "latency":
+        return None  # polls nothing: the test's events carry its samples
+
+    def show_samples(self) -> None:
+        snapshot = self.latency.snapshot()
+        if snapshot is not None:
             self.show_latency(snapshot)
 
     def action_run(self, kind: str, compare: bool = False) -> None:
         if self.running is not None and not self.running.is_finished:
             self.query_one(Footer).say("a test is running: [esc] stops it")
             return
-        self.result = None
+        self.kind, self.outcome, self.results = kind, None, []
+        self.latency = SelfTestLatency()
         label = kind + (" (compare with CAKE bypassed)" if compare else "")
         self.set_status(f"running {label} ...", 0.0)
         self.running = self._run(kind, {"compare": compare} if compare else {})
@@ -224,7 +240,7 @@ class SelfTestScreen(PollingScreen):
                     break
                 self.post_message(TestEvent(event))
         except Exception as exc:  # the runner's failure is a result, not a crash
-            self.post_message(TestEvent(Result(kind, False, error=f"{type(exc).__name__}: {exc}")))
+            self.post_message(TestEvent(Failed(kind, f"{type(exc).__name__}: {exc}")))
         finally:
             close = getattr(events, "close", None)
             if close is not None:
@@ -232,13 +248,21 @@ class SelfTestScreen(PollingScreen):
 
     def on_test_event(self, message: TestEvent) -> None:
         event = message.event
-        if isinstance(event, Progress):
-            self.set_status(f"{event.phase}: {event.message}".rstrip(": "), event.fraction)
+        if isinstance(event, Sample):
+            self.latency.add(event)  # drawn with the next progress or result
             return
-        self.result = event
-        self.show_result(event)
+        self.show_samples()
+        if isinstance(event, Progress):
+            self.set_status(event.text or event.phase, event.fraction)
+            return
+        if isinstance(event, Failed):
+            self.outcome = failure(event)
+        else:
+            self.results.append(event)
+            self.outcome = outcome(self.kind, self.results)
+        self.show_result(self.outcome)
 
-    def show_result(self, result: Result) -> None:
+    def show_result(self, result: Outcome) -> None:
         if result.error:
             self.set_status(f"{result.kind} failed", None)
             lines = [Text(result.error, style="bold red")]
@@ -267,7 +291,7 @@ class SelfTestScreen(PollingScreen):
         self.app.pop_screen()
 
     def action_apply_rates(self) -> None:
-        rates = self.result.recommended if self.result else None
+        rates = self.outcome.recommended if self.outcome else None
         if rates is None:
             self.query_one(Footer).say("no recommended rates yet: run a test first")
             return
