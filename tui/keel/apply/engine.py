@@ -1,141 +1,34 @@
-"""Compare the desired state (a RouterModel) with the running system and
-produce the steps that make them equal; then run them.
+"""Plan: compare the desired state (a RouterModel) with the running system
+as the Probe reads it (keel.apply.probe, observe) and produce the steps that
+make them equal; keel.apply.execute runs them.
 
 Every component is compared first, so applying the same config twice runs
 nothing the second time (no qdisc is replaced, no counter reset, no tunnel
 session dropped). `--dry-run` prints the same steps without running them.
-"""
+The planning functions read the system only through the Probe."""
 
 from __future__ import annotations
 
 import hashlib
 import ipaddress
-import json
 import os
-import signal
 import sys
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from keel.model import RouterModel, Wan
+from keel.apply.execute import Outcome, execute
+from keel.apply.probe import RUN_DIR, Probe
+from keel.apply.steps import Step, stop_daemon
+from keel.model import RouterModel, Tuning, Wan
 from keel.render import cake, dnsmasq, nft, wan_route, wireguard
 from keel.system.commands import Runner
 from keel.tuning import cpu as cpu_tuning
 
-RUN_DIR = Path("/run/keel")
-
-
-@dataclass(frozen=True)
-class Step:
-    component: str
-    why: str
-    commands: tuple[tuple[str, ...], ...] = ()
-    # files written before the commands run: path -> (text, mode); contents
-    # of mode-0600 files are secret and never shown
-    files: tuple[tuple[str, str, int], ...] = ()
-    # (path, value): written after the commands succeeded, read by the next plan
-    stamps: tuple[tuple[str, str], ...] = ()
-    action: Callable[[], None] | None = field(default=None, compare=False)
-
-    def describe(self) -> list[str]:
-        out = [f"{self.component}: {self.why}"]
-        for path, _text, mode in self.files:
-            out.append(f"  write {path}" + (" (secret, mode 0600)" if mode == 0o600 else ""))
-        out += ["  " + " ".join(cmd) for cmd in self.commands]
-        return out
+__all__ = ["RUN_DIR", "Outcome", "Probe", "Step", "check_ruleset", "execute", "plan"]
 
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-class Probe:
-    """Reads the running state (through a Runner, so tests can fake it)."""
-
-    def __init__(self, runner: Runner, run_dir: Path = RUN_DIR) -> None:
-        self.runner = runner
-        self.run_dir = run_dir
-        self.notes: list[str] = []  # what actions reported while they ran
-        self._links: dict[str, dict] | None = None
-
-    def json(self, argv: list[str]):
-        proc = self.runner.run(argv, check=False)
-        if proc.returncode != 0 or not proc.stdout.strip():
-            return []
-        return json.loads(proc.stdout)
-
-    def links(self) -> dict[str, dict]:
-        """Read once per plan: every component compares against the same state."""
-        if self._links is None:
-            self._links = {link["ifname"]: link
-                           for link in self.json(["ip", "-j", "-d", "link", "show"])}
-        return self._links
-
-    def addresses(self, ifname: str) -> set[str]:
-        data = self.json(["ip", "-j", "addr", "show", "dev", ifname])
-        return {f"{a['local']}/{a['prefixlen']}" for entry in data
-                for a in entry.get("addr_info", []) if a.get("scope") != "link"}
-
-    def root_qdisc(self, ifname: str) -> dict | None:
-        for q in self.json(["tc", "-j", "qdisc", "show", "dev", ifname, "root"]):
-            return q
-        return None
-
-    def has_ingress(self, ifname: str) -> bool:
-        return any(q.get("kind") == "ingress"
-                   for q in self.json(["tc", "-j", "qdisc", "show", "dev", ifname]))
-
-    def default_gateway(self, version: int = 4) -> tuple[str, str] | None:
-        """(gateway, dev) of the default route of IPv4 or IPv6; an on-link
-        route shows the same (its flags say onlink)."""
-        family = ["-6"] if version == 6 else []
-        for route in self.json(["ip", "-j", *family, "route", "show", "default"]):
-            return route.get("gateway", ""), route.get("dev", "")
-        return None
-
-    def rules(self) -> str:
-        return self.runner.run(["ip", "rule", "show"], check=False).stdout
-
-    def nft_table_present(self) -> bool:
-        argv = ["nft", "list", "table", "inet", "keel"]
-        return self.runner.run(argv, check=False).returncode == 0
-
-    def stamp(self, name: str) -> str | None:
-        try:
-            value = (self.run_dir / "state" / name).read_text().strip()
-        except OSError:
-            return None
-        return value or None
-
-    def cpu_tuning(self) -> cpu_tuning.CpuTuning:
-        return cpu_tuning.read_tuning()
-
-    def pid_alive(self, pidfile: str) -> bool:
-        try:
-            pid = int(Path(pidfile).read_text().split()[0])
-        except (OSError, ValueError, IndexError):
-            return False
-        return Path(f"/proc/{pid}").exists()
-
-
-def _kill_pidfile(pidfile: str, wait: float = 3.0) -> None:
-    try:
-        pid = int(Path(pidfile).read_text().split()[0])
-        os.kill(pid, signal.SIGTERM)
-    except (OSError, ValueError, IndexError):
-        Path(pidfile).unlink(missing_ok=True)
-        return
-    deadline = time.monotonic() + wait
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    Path(pidfile).unlink(missing_ok=True)
-
-
-def _stop(component: str, why: str, pidfile: str) -> Step:
-    """Stop a daemon by its pidfile (whoever owns the file: dnsmasq drops root)."""
-    return Step(component, why, action=lambda: _kill_pidfile(pidfile))
 
 
 def _stamp(run_dir: Path, name: str, value: str) -> tuple[tuple[str, str], ...]:
@@ -341,13 +234,13 @@ def plan_dnsmasq(model: RouterModel, probe: Probe) -> list[Step]:
     running = probe.pid_alive(pidfile)
     if conf is None:
         if running:
-            return [_stop("dhcp-dns", "no LAN: stop dnsmasq", pidfile)]
+            return [stop_daemon("dhcp-dns", "no LAN: stop dnsmasq", pidfile)]
         return []
     digest = _sha(conf)
     if running and probe.stamp("dnsmasq.sha") == digest:
         return []
     path = probe.run_dir / "dnsmasq.conf"
-    steps = [_stop("dhcp-dns", "stop the old dnsmasq", pidfile)] if running else []
+    steps = [stop_daemon("dhcp-dns", "stop the old dnsmasq", pidfile)] if running else []
     steps.append(Step("dhcp-dns", f"dnsmasq on {', '.join(lan.interface for lan in model.lans)}",
                       (("dnsmasq", f"--conf-file={path}", f"--pid-file={pidfile}"),),
                       ((str(path), conf, 0o644),),
@@ -360,7 +253,7 @@ def plan_iperf3(model: RouterModel, probe: Probe) -> list[Step]:
     pidfile = str(probe.run_dir / "iperf3.pid")
     if t is None or not model.selftest.iperf3_server or not t.address:
         if probe.pid_alive(pidfile):
-            return [_stop("iperf3", "stop the iperf3 server", pidfile)]
+            return [stop_daemon("iperf3", "stop the iperf3 server", pidfile)]
         return []
     if probe.pid_alive(pidfile):
         return []
@@ -369,45 +262,52 @@ def plan_iperf3(model: RouterModel, probe: Probe) -> list[Step]:
                  (("iperf3", "-s", "-D", "-B", addr, "-I", pidfile),))]
 
 
-def plan_tuning(model: RouterModel, probe: Probe) -> list[Step]:
-    want = model.tuning
-    steps = []
+def plan_governor(want: Tuning, probe: Probe) -> list[Step]:
     state = probe.cpu_tuning()
-    if state.has_cpufreq and any(f.governor != want.governor for f in state.freq.values()):
-        steps.append(Step("tuning", f"governor {want.governor} on every CPU",
-                          action=lambda: probe.notes.extend(
-                              cpu_tuning.set_governor(want.governor))))
+    if not state.has_cpufreq or all(f.governor == want.governor for f in state.freq.values()):
+        return []
+    return [Step("tuning", f"governor {want.governor} on every CPU",
+                 action=lambda: cpu_tuning.set_governor(want.governor))]
+
+
+def plan_latency_hold(want: Tuning, probe: Probe) -> list[Step]:
     pidfile = str(probe.run_dir / "pmqos.pid")
     holding = probe.pid_alive(pidfile)
-    if want.hold_latency and cpu_tuning.PM_QOS_DEVICE.exists() and (
-            not holding or probe.stamp("pmqos") != str(want.max_cstate_latency_us)):
-        if holding:
-            steps.append(_stop("tuning", "release the old CPU latency request", pidfile))
-        steps.append(Step("tuning", f"hold CPU wake-up latency <= {want.max_cstate_latency_us} us "
-                                    "(deep C-states off)",
-                          (("start-stop-daemon", "-S", "-b", "-m", "-p", pidfile,
-                            "-x", sys.executable, "--", "-m", "keel.tuning.hold",
-                            str(want.max_cstate_latency_us)),),
-                          stamps=_stamp(probe.run_dir, "pmqos", str(want.max_cstate_latency_us))))
-    elif not want.hold_latency and holding:
-        steps.append(_stop("tuning", "release the CPU latency request", pidfile))
-    ncpus = os.cpu_count() or 1
-    if want.rps and ncpus > 1:
-        mask = cpu_tuning.cpu_mask(ncpus)
-        for ifname in [w.interface for w in model.wans] + [lan.interface for lan in model.lans]:
-            rx = sorted((cpu_tuning.NET_ROOT / ifname / "queues").glob("rx-*"))
-            if len(rx) != 1:
-                continue
-            try:
-                have = int((rx[0] / "rps_cpus").read_text().strip().replace(",", ""), 16)
-            except (OSError, ValueError):
-                continue
-            if have != int(mask, 16):
-                steps.append(Step("tuning", f"RPS/XPS on {ifname} over CPUs 0-{ncpus - 1} "
-                                            f"(mask {mask})",
-                                  action=lambda i=ifname: probe.notes.extend(
-                                      cpu_tuning.set_rps_xps(i, ncpus))))
+    limit = str(want.max_cstate_latency_us)
+    if not want.hold_latency:
+        if not holding:
+            return []
+        return [stop_daemon("tuning", "release the CPU latency request", pidfile)]
+    if not probe.pm_qos_available() or (holding and probe.stamp("pmqos") == limit):
+        return []
+    steps = []
+    if holding:
+        steps.append(stop_daemon("tuning", "release the old CPU latency request", pidfile))
+    steps.append(Step("tuning", f"hold CPU wake-up latency <= {limit} us (deep C-states off)",
+                      (("start-stop-daemon", "-S", "-b", "-m", "-p", pidfile,
+                        "-x", sys.executable, "--", "-m", "keel.tuning.hold", limit),),
+                      stamps=_stamp(probe.run_dir, "pmqos", limit)))
     return steps
+
+
+def plan_rps(model: RouterModel, probe: Probe) -> list[Step]:
+    ncpus = probe.cpu_count()
+    if not model.tuning.rps or ncpus < 2:
+        return []
+    mask = cpu_tuning.cpu_mask(ncpus)
+    steps = []
+    for ifname in [w.interface for w in model.wans] + [lan.interface for lan in model.lans]:
+        have = probe.rps_mask(ifname)
+        if have is None or have == int(mask, 16):
+            continue
+        steps.append(Step("tuning", f"RPS/XPS on {ifname} over CPUs 0-{ncpus - 1} (mask {mask})",
+                          action=lambda i=ifname: cpu_tuning.set_rps_xps(i, ncpus)))
+    return steps
+
+
+def plan_tuning(model: RouterModel, probe: Probe) -> list[Step]:
+    return [*plan_governor(model.tuning, probe), *plan_latency_hold(model.tuning, probe),
+            *plan_rps(model, probe)]
 
 
 # --- the whole plan -------------------------------------------------------------
@@ -430,22 +330,3 @@ def check_ruleset(model: RouterModel, runner: Runner, run_dir: Path = RUN_DIR) -
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(nft.render_ruleset(model))
     runner.run(["nft", "-c", "-f", str(path)])
-
-
-def execute(steps: list[Step], runner: Runner, report: Callable[[str], None] = print) -> None:
-    for step in steps:
-        report(f"{step.component}: {step.why}")
-        for path, text, mode in step.files:
-            p = Path(path)
-            p.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-        if step.action is not None:
-            step.action()
-        for cmd in step.commands:
-            runner.run(list(cmd))
-        for path, value in step.stamps:
-            p = Path(path)
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(value)

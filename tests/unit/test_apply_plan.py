@@ -1,0 +1,124 @@
+"""The tuning plan on a fake probe (it reads nothing but the probe), and the
+executor: each step's outcome and the notes its action returned, printed
+under the step's line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from keel.apply import engine
+from keel.apply.execute import execute
+from keel.apply.steps import Step
+from keel.model import Lan, RouterModel, Tuning, Wan
+from keel.parse.cpusysfs import CpuFreq
+from keel.tuning.cpu import CpuTuning
+
+
+class FakeProbe(engine.Probe):
+    """A system described by plain values; touching anything else fails."""
+
+    def __init__(self, run_dir: Path, *, governors: tuple[str, ...] = ("performance",),
+                 cpus: int = 4, pm_qos: bool = True, holding: bool = False,
+                 stamps: dict[str, str] | None = None,
+                 rps: dict[str, int | None] | None = None) -> None:
+        super().__init__(runner=None, run_dir=run_dir)  # type: ignore[arg-type]
+        self.governors, self.cpus, self.pm_qos = governors, cpus, pm_qos
+        self.holding, self.stamps, self.rps = holding, stamps or {}, rps or {}
+
+    def cpu_tuning(self) -> CpuTuning:
+        freq = {i: CpuFreq(i, g, 1000, 1000, 2000) for i, g in enumerate(self.governors)}
+        return CpuTuning(freq, "none", (), None)
+
+    def cpu_count(self) -> int:
+        return self.cpus
+
+    def pm_qos_available(self) -> bool:
+        return self.pm_qos
+
+    def pid_alive(self, pidfile: str) -> bool:
+        return self.holding and pidfile.endswith("pmqos.pid")
+
+    def stamp(self, name: str) -> str | None:
+        return self.stamps.get(name)
+
+    def rps_mask(self, ifname: str) -> int | None:
+        return self.rps.get(ifname)
+
+
+MODEL = RouterModel(wans=(Wan("eth0"),), lans=(Lan("eth1", "192.168.77.1/24"),))
+
+
+def whys(steps: list[Step]) -> list[str]:
+    return [s.why for s in steps]
+
+
+def test_governor_only_where_a_policy_differs(tmp_path):
+    want = Tuning(governor="performance")
+    assert engine.plan_governor(want, FakeProbe(tmp_path)) == []
+    assert engine.plan_governor(want, FakeProbe(tmp_path, governors=())) == []  # no cpufreq
+    (step,) = engine.plan_governor(want, FakeProbe(tmp_path, governors=("performance",
+                                                                        "powersave")))
+    assert step.why == "governor performance on every CPU" and step.action is not None
+
+
+def test_latency_hold_starts_restarts_and_releases(tmp_path):
+    hold = Tuning(hold_latency=True, max_cstate_latency_us=3)
+    (start,) = engine.plan_latency_hold(hold, FakeProbe(tmp_path))
+    assert start.why == "hold CPU wake-up latency <= 3 us (deep C-states off)"
+    assert start.commands[0][-2:] == ("keel.tuning.hold", "3")
+    assert start.stamps == ((str(tmp_path / "state" / "pmqos"), "3\n"),)
+    held = FakeProbe(tmp_path, holding=True, stamps={"pmqos": "3"})
+    assert engine.plan_latency_hold(hold, held) == []
+    other = FakeProbe(tmp_path, holding=True, stamps={"pmqos": "10"})
+    assert whys(engine.plan_latency_hold(hold, other)) == [
+        "release the old CPU latency request", start.why]
+    assert engine.plan_latency_hold(hold, FakeProbe(tmp_path, pm_qos=False)) == []
+    off = Tuning(hold_latency=False)
+    assert engine.plan_latency_hold(off, FakeProbe(tmp_path)) == []
+    assert whys(engine.plan_latency_hold(off, held)) == ["release the CPU latency request"]
+
+
+def test_rps_on_single_queue_nics_whose_mask_differs(tmp_path):
+    probe = FakeProbe(tmp_path, cpus=4, rps={"eth0": 0, "eth1": 0xf})
+    assert whys(engine.plan_rps(MODEL, probe)) == [
+        "RPS/XPS on eth0 over CPUs 0-3 (mask f)"]
+    assert engine.plan_rps(MODEL, FakeProbe(tmp_path, cpus=1, rps={"eth0": 0})) == []
+    assert engine.plan_rps(MODEL, FakeProbe(tmp_path, rps={"eth0": None})) == []  # multi-queue
+    off = RouterModel(wans=(Wan("eth0"),), tuning=Tuning(rps=False))
+    assert engine.plan_rps(off, FakeProbe(tmp_path, rps={"eth0": 0})) == []
+
+
+def test_plan_tuning_is_the_three_in_order(tmp_path):
+    probe = FakeProbe(tmp_path, governors=("powersave",), rps={"eth1": 1})
+    assert whys(engine.plan_tuning(MODEL, probe)) == [
+        "governor performance on every CPU",
+        "hold CPU wake-up latency <= 3 us (deep C-states off)",
+        "RPS/XPS on eth1 over CPUs 0-3 (mask f)"]
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.ran: list[list[str]] = []
+
+    def run(self, argv: list[str], check: bool = True):
+        self.ran.append(argv)
+
+
+def test_execute_returns_outcomes_and_prints_the_notes(tmp_path):
+    stamp = tmp_path / "state" / "x"
+    steps = [
+        Step("tuning", "governor performance on every CPU",
+             action=lambda: ["policy0: governor 'performance' not available (has: powersave)"]),
+        Step("shaping", "CAKE", (("tc", "qdisc", "show"),), stamps=((str(stamp), "1\n"),)),
+    ]
+    said: list[str] = []
+    runner = Recorder()
+    outcomes = execute(steps, runner, said.append)  # type: ignore[arg-type]
+    assert [o.step for o in outcomes] == steps
+    assert outcomes[0].notes == ("policy0: governor 'performance' not available "
+                                 "(has: powersave)",)
+    assert outcomes[1].notes == ()
+    assert said == ["tuning: governor performance on every CPU",
+                    "  policy0: governor 'performance' not available (has: powersave)",
+                    "shaping: CAKE"]
+    assert runner.ran == [["tc", "qdisc", "show"]] and stamp.read_text() == "1\n"

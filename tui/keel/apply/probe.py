@@ -1,0 +1,99 @@
+"""Observe: the running state as the plan sees it."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from keel.system.commands import Runner
+from keel.tuning import cpu as cpu_tuning
+
+RUN_DIR = Path("/run/keel")
+
+
+class Probe:
+    """Reads the running state (through a Runner, so tests can fake it): the
+    plan reads the system through this class and nothing else."""
+
+    def __init__(self, runner: Runner, run_dir: Path = RUN_DIR) -> None:
+        self.runner = runner
+        self.run_dir = run_dir
+        self._links: dict[str, dict] | None = None
+
+    def json(self, argv: list[str]):
+        proc = self.runner.run(argv, check=False)
+        if proc.returncode != 0 or not proc.stdout.strip():
+            return []
+        return json.loads(proc.stdout)
+
+    def links(self) -> dict[str, dict]:
+        """Read once per plan: every component compares against the same state."""
+        if self._links is None:
+            self._links = {link["ifname"]: link
+                           for link in self.json(["ip", "-j", "-d", "link", "show"])}
+        return self._links
+
+    def addresses(self, ifname: str) -> set[str]:
+        data = self.json(["ip", "-j", "addr", "show", "dev", ifname])
+        return {f"{a['local']}/{a['prefixlen']}" for entry in data
+                for a in entry.get("addr_info", []) if a.get("scope") != "link"}
+
+    def root_qdisc(self, ifname: str) -> dict | None:
+        for q in self.json(["tc", "-j", "qdisc", "show", "dev", ifname, "root"]):
+            return q
+        return None
+
+    def has_ingress(self, ifname: str) -> bool:
+        return any(q.get("kind") == "ingress"
+                   for q in self.json(["tc", "-j", "qdisc", "show", "dev", ifname]))
+
+    def default_gateway(self, version: int = 4) -> tuple[str, str] | None:
+        """(gateway, dev) of the default route of IPv4 or IPv6; an on-link
+        route shows the same (its flags say onlink)."""
+        family = ["-6"] if version == 6 else []
+        for route in self.json(["ip", "-j", *family, "route", "show", "default"]):
+            return route.get("gateway", ""), route.get("dev", "")
+        return None
+
+    def rules(self) -> str:
+        return self.runner.run(["ip", "rule", "show"], check=False).stdout
+
+    def nft_table_present(self) -> bool:
+        argv = ["nft", "list", "table", "inet", "keel"]
+        return self.runner.run(argv, check=False).returncode == 0
+
+    def stamp(self, name: str) -> str | None:
+        try:
+            value = (self.run_dir / "state" / name).read_text().strip()
+        except OSError:
+            return None
+        return value or None
+
+    def cpu_tuning(self) -> cpu_tuning.CpuTuning:
+        return cpu_tuning.read_tuning()
+
+    def pid_alive(self, pidfile: str) -> bool:
+        try:
+            pid = int(Path(pidfile).read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return False
+        return Path(f"/proc/{pid}").exists()
+
+    def cpu_count(self) -> int:
+        return os.cpu_count() or 1
+
+    def pm_qos_available(self) -> bool:
+        """Whether a CPU latency request can be held (/dev/cpu_dma_latency)."""
+        return cpu_tuning.PM_QOS_DEVICE.exists()
+
+    def rps_mask(self, ifname: str) -> int | None:
+        """The RPS mask of a single-queue NIC; None for a multi-queue NIC or
+        one whose mask cannot be read (RPS is then left alone)."""
+        rx = sorted((cpu_tuning.NET_ROOT / ifname / "queues").glob("rx-*"))
+        if len(rx) != 1:
+            return None
+        try:
+            return int((rx[0] / "rps_cpus").read_text().strip().replace(",", ""), 16)
+        except (OSError, ValueError):
+            return None

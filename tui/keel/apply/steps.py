@@ -1,0 +1,50 @@
+"""A step of a plan: what it is for, the files it writes, the commands it runs,
+the stamps it leaves for the next plan, and an optional action."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Step:
+    component: str
+    why: str
+    commands: tuple[tuple[str, ...], ...] = ()
+    # files written before the commands run: path -> (text, mode); contents
+    # of mode-0600 files are secret and never shown
+    files: tuple[tuple[str, str, int], ...] = ()
+    # (path, value): written after the commands succeeded, read by the next plan
+    stamps: tuple[tuple[str, str], ...] = ()
+    # run before the commands; what it returns are notes (findings, in words)
+    action: Callable[[], list[str] | None] | None = field(default=None, compare=False)
+
+    def describe(self) -> list[str]:
+        out = [f"{self.component}: {self.why}"]
+        for path, _text, mode in self.files:
+            out.append(f"  write {path}" + (" (secret, mode 0600)" if mode == 0o600 else ""))
+        out += ["  " + " ".join(cmd) for cmd in self.commands]
+        return out
+
+
+def _kill_pidfile(pidfile: str, wait: float = 3.0) -> None:
+    try:
+        pid = int(Path(pidfile).read_text().split()[0])
+        os.kill(pid, signal.SIGTERM)
+    except (OSError, ValueError, IndexError):
+        Path(pidfile).unlink(missing_ok=True)
+        return
+    deadline = time.monotonic() + wait
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    Path(pidfile).unlink(missing_ok=True)
+
+
+def stop_daemon(component: str, why: str, pidfile: str) -> Step:
+    """Stop a daemon by its pidfile (whoever owns the file: dnsmasq drops root)."""
+    return Step(component, why, action=lambda: _kill_pidfile(pidfile))
