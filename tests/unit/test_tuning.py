@@ -72,7 +72,8 @@ def test_rps_only_on_single_queue_nics(tmp_path):
     write(net / "eth0/queues/tx-0/xps_cpus", "0\n")
     for q in range(4):
         write(net / f"eth1/queues/rx-{q}/rps_cpus", "0\n")
-    assert cpu.set_rps_xps("eth0", 4, net) == ["eth0: RPS on CPUs f", "eth0: XPS on CPUs f"]
+    assert cpu.set_rps_xps("eth0", 4, net) == ["eth0: RPS on CPUs 0-3 (mask f)",
+                                              "eth0: XPS on CPUs 0-3 (mask f)"]
     assert (net / "eth0/queues/rx-0/rps_cpus").read_text() == "f"
     assert "RPS left off" in cpu.set_rps_xps("eth1", 4, net)[0]
     assert cpu.cpu_mask(2) == "3"

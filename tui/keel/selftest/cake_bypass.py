@@ -19,9 +19,9 @@ def cake_roots(runner: Runner) -> list[str]:
 def restore_shaping(runner: Runner) -> list[str]:
     """Re-apply the shaping of the config in force (only what is missing)."""
     from keel.apply import engine
-    from keel.apply.command import config_in_force, read_model
+    from keel.model import in_force
 
-    model = read_model(config_in_force())
+    model = in_force()
     probe = engine.Probe(runner)
     steps = engine.plan_shaping(model, probe)
     engine.execute(steps, runner, report=lambda _line: None)

@@ -106,11 +106,12 @@ def set_rps_xps(ifname: str, ncpus: int, net_root: Path = NET_ROOT) -> list[str]
         return [f"{ifname}: {len(rx)} receive queues, RPS left off"]
     mask = cpu_mask(ncpus)
     (rx[0] / "rps_cpus").write_text(mask)
-    done = [f"{ifname}: RPS on CPUs {mask}"]
+    cpus = f"CPUs 0-{ncpus - 1} (mask {mask})"
+    done = [f"{ifname}: RPS on {cpus}"]
     if len(tx) == 1 and (tx[0] / "xps_cpus").exists():
         try:
             (tx[0] / "xps_cpus").write_text(mask)
-            done.append(f"{ifname}: XPS on CPUs {mask}")
+            done.append(f"{ifname}: XPS on {cpus}")
         except OSError as exc:
             done.append(f"{ifname}: XPS not set ({exc.strerror})")
     return done
