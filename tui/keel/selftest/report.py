@@ -3,7 +3,7 @@ the short form (56 columns) the console UI's self-test screen shows."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from keel.selftest.results import BufferbloatResult, MtuResult, TestResult, ThroughputResult
 
@@ -69,16 +69,25 @@ def mtu_lines(result: MtuResult) -> list[str]:
     return lines
 
 
-def result_lines(results: Sequence[TestResult]) -> list[str]:
-    """What `keel selftest` prints for the results of one run."""
+def _by_kind(results: Sequence[TestResult],
+             bufferbloat: Callable[[Sequence[BufferbloatResult]], list[str]],
+             throughput: Callable[[ThroughputResult], list[str]],
+             mtu: Callable[[MtuResult], list[str]]) -> list[str]:
+    """The bufferbloat runs together (bypassed and with CAKE side by side),
+    then each other result, by the formatter of its kind."""
     bloat = [r for r in results if isinstance(r, BufferbloatResult)]
-    lines = bufferbloat_lines(bloat) if bloat else []
+    lines = bufferbloat(bloat) if bloat else []
     for r in results:
         if isinstance(r, ThroughputResult):
-            lines += throughput_lines(r)
+            lines += throughput(r)
         elif isinstance(r, MtuResult):
-            lines += mtu_lines(r)
+            lines += mtu(r)
     return lines
+
+
+def result_lines(results: Sequence[TestResult]) -> list[str]:
+    """What `keel selftest` prints for the results of one run."""
+    return _by_kind(results, bufferbloat_lines, throughput_lines, mtu_lines)
 
 
 # --- the console UI ---------------------------------------------------------
@@ -120,11 +129,4 @@ def short_mtu_lines(result: MtuResult) -> list[str]:
 
 def short_lines(results: Sequence[TestResult]) -> list[str]:
     """What the console UI shows for the results of one run."""
-    bloat = [r for r in results if isinstance(r, BufferbloatResult)]
-    lines = short_bufferbloat_lines(bloat) if bloat else []
-    for r in results:
-        if isinstance(r, ThroughputResult):
-            lines += short_throughput_lines(r)
-        elif isinstance(r, MtuResult):
-            lines += short_mtu_lines(r)
-    return lines
+    return _by_kind(results, short_bufferbloat_lines, short_throughput_lines, short_mtu_lines)
