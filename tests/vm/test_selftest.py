@@ -25,22 +25,23 @@ SHAPE = topo.Bottleneck()
 CAKE_PERCENT = 90
 LOADS = ("download", "upload", "bidirectional")
 # CAKE in place against CAKE bypassed, per load phase, in the same run. The
-# bypassed FIFO adds 300-500 ms (1-2 s on a starved host); CAKE must remove
-# most of it. Worst seen over 4 runs with one host core kept busy by
-# tests/lab/busy.py (in two of them, other tests running too):
-#   +p50 ratio   download 0.08, upload 0.03, bidirectional 0.24
-#   +p95 ratio   download 0.17, upload 0.10, bidirectional 0.62
-#   overall grade 3 bands better; goodput ratio 0.75 (about 0.88 expected
-#   from CAKE at 90 % and its overhead accounting)
+# bypassed FIFO adds 300-500 ms (1-3 s on a starved host); CAKE must remove
+# most of it. Worst seen over 6 runs with one host core kept busy by
+# tests/lab/busy.py (in some, other tests running too):
+#   +p50 ratio   download 0.08, upload 0.03, bidirectional 0.29
+#   +p95 ratio   download 0.26, upload 0.10, bidirectional 0.62
+#   overall grade 3 bands better; goodput ratio 0.68 (about 0.88 expected
+#   from CAKE at 90 % and its overhead accounting; a rate set in the wrong
+#   unit would give 0.125)
 # Both ways at once the edge's one emulated vCPU carries the tunnel in both
 # directions: on a starved host its CPU, not a queue, adds 60-135 ms at p50
-# and 270-420 ms at p95, while the bypassed p95 is capped by the 500 ms FIFO.
+# and 200-420 ms at p95, while the bypassed p95 is capped by the 500 ms FIFO.
 # So the bidirectional +p50 is held to half the bypassed one and its tail is
 # not held at all (make bench prints it).
 MAX_P50_RATIO = {"download": 0.25, "upload": 0.25, "bidirectional": 0.5}
 MAX_P95_RATIO = {"download": 0.5, "upload": 0.5}
 MIN_OVERALL_GRADE_STEPS = 2  # and each phase's grade better than bypassed
-MIN_GOODPUT_RATIO = 0.65
+MIN_GOODPUT_RATIO = 0.55
 # The LAN client's ping crosses the edge's forwarding and a fourth guest too:
 # on a starved host that path adds a median of its own (72.6 against the
 # self-test's 60.3 ms seen with CAKE, one host core busy). Against a bloated
