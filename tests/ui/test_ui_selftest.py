@@ -59,6 +59,17 @@ async def test_bufferbloat_shows_progress_grade_and_applies_rates():
 
 
 @asynctest
+async def test_keep_confirms_what_was_applied():
+    kept = []
+    app = make_app(keep=lambda: kept.append(True) or "confirmed")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("s", "k")
+        await settle(pilot)
+        assert kept == [True]
+        assert text_of(app, "st-status").startswith("confirmed")
+
+
+@asynctest
 async def test_declined_confirmation_applies_nothing():
     applied = []
     app = make_app(apply_rates=lambda r: applied.append(r) or "done")

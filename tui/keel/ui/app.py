@@ -22,10 +22,11 @@ from keel.metrics.source import RealSource, Source, SourceError
 from keel.parse.wgdump import parse_wg_dump
 from keel.ui.profile import MODERN, Profile, theme_name
 from keel.ui.screens import DashboardScreen, Footer, MessageScreen, PasswordScreen, SelfTestScreen
-from keel.ui.selftest import RecommendedRates, SelfTestRunner, UnavailableRunner
+from keel.ui.selftest import RecommendedRates, SelfTestRunner
 from keel.ui.shell import RootPassword, RootShell
 
 ApplyRates = Callable[[RecommendedRates], str]
+KeepApplied = Callable[[], str]
 
 NO_PASSWORD = ("root has no password, so the console will not open a shell.\n"
                "Set one first (passwd, from SSH or the serial login), then press [!] again.")
@@ -33,8 +34,31 @@ LOCKED = "root's password is locked: no shell from the console."
 UNREADABLE = "cannot read /etc/shadow (not root?): no shell from the console."
 
 
-def not_wired(rates: RecommendedRates) -> str:
-    return "applying rates is not available in this build (use keel apply from a shell)"
+def apply_recommended(rates: RecommendedRates) -> str:
+    """The config in force with these CAKE rates, applied with confirm."""
+    from keel.apply.rates import apply_rates
+    from keel.config.errors import ConfigError
+    from keel.model.reading import InvalidConfig
+
+    try:
+        return apply_rates(rates.egress_bps // 1000, rates.ingress_bps // 1000)[1]
+    except InvalidConfig as err:
+        return f"not applied: the config in force is invalid: {err.summary()}"
+    except ConfigError as err:
+        return f"not applied: {err.summary()}"
+
+
+def keep_applied() -> str:
+    """`keel confirm`: keep what was applied with confirm."""
+    from keel.apply.rates import confirm
+
+    return confirm()
+
+
+def default_runner() -> SelfTestRunner:
+    from keel.ui.selftest_runner import KeelSelfTestRunner
+
+    return KeelSelfTestRunner()
 
 
 class KeelApp(App):
@@ -49,13 +73,15 @@ class KeelApp(App):
 
     def __init__(self, collectors: Mapping[str, Any], profile: Profile = MODERN,
                  runner: SelfTestRunner | None = None, apply_rates: ApplyRates | None = None,
+                 keep: KeepApplied | None = None,
                  shell: RootShell | None = None, intervals: Mapping[str, float] | None = None,
                  password_delay: float = 2.0, quit_after: float | None = None) -> None:
         super().__init__(ansi_color=profile.console)
         self.collectors = dict(collectors)
         self.profile = profile
-        self.runner = runner or UnavailableRunner()
-        self.apply_rates = apply_rates or not_wired
+        self.runner = runner or default_runner()
+        self.apply_rates = apply_rates or apply_recommended
+        self.keep_applied = keep or keep_applied
         self.shell = shell or RootShell()
         self.intervals = dict(intervals or {})
         self.password_delay = password_delay

@@ -180,6 +180,7 @@ class SelfTestScreen(PollingScreen):
         Binding("c", "run('bufferbloat', True)", "compare"),
         Binding("m", "run('mtu')", "MTU"),
         Binding("a", "apply_rates", "apply"),
+        Binding("k", "keep", "keep"),
         Binding("escape", "back", "back"),
     ]
 
@@ -312,6 +313,19 @@ class SelfTestScreen(PollingScreen):
             said = self.keel.apply_rates(rates)
         except Exception as exc:
             said = f"apply failed: {exc}"
+        self.app.call_from_thread(self.set_status, said, None)
+
+
+    def action_keep(self) -> None:
+        """Keep what [a] applied (`keel confirm`), before it rolls back."""
+        self._keep()
+
+    @work(thread=True, exclusive=True, group="apply", exit_on_error=False)
+    def _keep(self) -> None:
+        try:
+            said = self.keel.keep_applied()
+        except Exception as exc:
+            said = f"keep failed: {exc}"
         self.app.call_from_thread(self.set_status, said, None)
 
 

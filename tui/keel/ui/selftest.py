@@ -146,11 +146,3 @@ def default_script(kind: str, compare: bool = False) -> list[Event]:
         return [Progress("mtu", "probing", 0.5, "probing: DF pings 1420..1280"),
                 MtuResult(1500, 1500, 1420, 1420, 1420)]
     return [Failed(kind, f"unknown test {kind!r}")]
-
-
-class UnavailableRunner:
-    """Until the real runner is wired in: says so instead of pretending."""
-
-    def start(self, kind: str, options: Mapping[str, Any]) -> Iterator[Event]:
-        yield Failed(kind, "self-tests are not available in this build yet "
-                     "(use `keel selftest` from a shell)")
