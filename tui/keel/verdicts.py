@@ -1,0 +1,410 @@
+"""What limits latency now, in words: live signals -> named causes with evidence.
+
+Pure: a history of `Signals` (one per second, oldest first) goes in, verdicts
+come out, worst first. Every rule must hold over a window (the last 10 s by
+default), so one late probe or one long stall is never a verdict on its own.
+
+Causes (worst first when they tie on severity):
+  starved    the hypervisor does not give the CPU back: the stall meter sees
+             long stalls AND the tunnel's latency rises over its idle baseline,
+             or the kernel reports steal time. A busy CPU is not a starved one:
+             the meter runs at real-time priority, so load does not delay it.
+  cpu_bound  one core is saturated by kernel work (softirq, WireGuard's crypt
+             workers) while traffic flows through the tunnel.
+  bloat      latency rises with load outside the tunnel too: a queue on the
+             link (no CAKE, or CAKE set above the link's rate).
+  clock      the CPU runs well below its maximum clock.
+  idle       deep idle states (slow to wake from) are still allowed.
+  healthy    none of the above.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# --- thresholds --------------------------------------------------------------
+# Stall meter: a 10 ms sleep at real-time priority comes back within a fraction
+# of a millisecond on a CPU that is really there (< 1 ms seen on busy hosts).
+# 20 ms at p99 means at least one wakeup in a hundred was held for two periods
+# or more; a 50 ms stall alone is larger than a whole healthy WAN RTT.
+STALL_P99_MS = 20.0
+STALL_MAX_MS = 50.0
+# ... in at least 3 of the window's seconds: one long stall (a live migration,
+# a host hiccup) is not a starving host.
+STALL_MIN_SECONDS = 3
+# Steal: 10 % of the CPU time taken by the host is what `keel doctor` warns at;
+# held for 3 s so one noisy tick count is not a verdict.
+STEAL_BAD = 0.10
+STEAL_MIN_SECONDS = 3
+# Starvation must show in the tunnel: its latency at least 20 ms over the idle
+# baseline (well above ping jitter on a healthy path, below what a 50 ms stall
+# adds) in at least 2 seconds of the window.
+STARVED_LATENCY_MARGIN_MS = 20.0
+STARVED_LATENCY_SECONDS = 2
+# A meter that could not get SCHED_FIFO is delayed by ordinary load: its stalls
+# do not count in a second where some core was this busy.
+NOT_REALTIME_BUSY = 0.90
+# CPU-bound: one core at least 90 % busy (a core with 10 % spare can still
+# absorb a burst) ...
+CPU_BOUND_BUSY = 0.90
+# ... mostly kernel work: softirq + system at least half of its busy time
+# (WireGuard's encryption runs in softirq and kernel workers; user time is
+# someone else's program, not the tunnel) ...
+CPU_BOUND_KERNEL_SHARE = 0.5
+# ... or the tunnel itself taking 80 % of a core ...
+CPU_BOUND_TUNNEL_CPU = 0.8
+# ... while traffic flows: 1 Mbit/s is more than keepalives and pings.
+CPU_BOUND_MIN_MBIT = 1.0
+# Bloat: latency 30 ms over the idle baseline under load is what the
+# DSLReports grading calls bloat (grade B and worse start near there).
+BLOAT_MARGIN_MS = 30.0
+# CAKE holding 128 KiB is ~20 ms of queue at 50 Mbit/s: a queue, not a burst.
+BLOAT_BACKLOG_BYTES = 128 * 1024
+# Clock: below 80 % of its maximum (what `keel doctor` warns at; the field
+# case ran at 1.2 of 2.4 GHz and doubled the latency).
+CLOCK_LOW = 0.80
+# Deep idle: states whose exit latency is above this are "deep" (the producer
+# of Signals applies it; 20 us is well under any network latency that matters
+# but above C1/C1E on every x86 seen).
+DEEP_IDLE_EXIT_US = 20
+# "Most of the window": 60 % of its seconds, and never fewer than 3.
+MOST_OF_WINDOW = 0.6
+MIN_HELD_SECONDS = 3
+
+CAUSES = ("starved", "cpu_bound", "bloat", "clock", "idle", "healthy")
+SEVERITIES = ("bad", "warn", "ok")
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What was seen in one second. None (or empty) = unknown."""
+
+    t: float  # wall clock, epoch seconds
+    stall_p99_ms: float | None = None  # None: no stall meter running
+    stall_max_ms: float | None = None
+    stall_realtime: bool = True  # the meter ran at SCHED_FIFO
+    steal: float | None = None  # share 0..1 of all CPUs' time
+    steal_reported: bool = False  # the kernel/hypervisor accounts steal at all
+    softirq: Mapping[str, float] = field(default_factory=dict)  # "cpu0" -> 0..1
+    busy: Mapping[str, float] = field(default_factory=dict)  # "cpu0" -> 0..1, non-idle
+    system: Mapping[str, float] = field(default_factory=dict)  # "cpu0" -> 0..1, optional
+    tunnel_cpu: float | None = None  # the tunnel's CPU, in cores (1.0 = one core)
+    tunnel_mbit: float | None = None  # throughput through the tunnel, both ways
+    latency_tunnel_ms: float | None = None
+    latency_tunnel_idle_ms: float | None = None
+    latency_outside_ms: float | None = None  # the peer, pinged outside the tunnel
+    latency_outside_idle_ms: float | None = None
+    cake_on: bool = False
+    cake_backlog_bytes: int | None = None
+    cake_drops: int | None = None  # cumulative
+    clock_mhz: float | None = None
+    clock_max_mhz: float | None = None
+    deep_idle_allowed: tuple[str, ...] = ()  # idle states, exit > DEEP_IDLE_EXIT_US
+    deep_idle_exit_us: Mapping[str, int] = field(default_factory=dict)  # optional
+    load_average: float | None = None  # 1-minute
+
+
+@dataclass(frozen=True)
+class Verdict:
+    cause: str  # one of CAUSES
+    severity: str  # one of SEVERITIES
+    text: str  # one line, in words, with the numbers
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"cause": self.cause, "severity": self.severity, "text": self.text,
+                "evidence": dict(self.evidence)}
+
+
+# --- helpers -----------------------------------------------------------------
+
+def _excess(now: float | None, idle: float | None) -> float | None:
+    return None if now is None or idle is None else now - idle
+
+
+def _held(count: int, window: int) -> bool:
+    """True when `count` seconds are most of a window of `window` seconds."""
+    return count >= max(MIN_HELD_SECONDS, math.ceil(MOST_OF_WINDOW * window))
+
+
+def _r(value: float | None, digits: int = 1) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _pct(fraction: float) -> str:
+    return f"{fraction * 100:.0f} %"
+
+
+def _ms(value: float) -> str:
+    return f"{value:.0f} ms"
+
+
+def _cpu_name(cpu: str | int) -> str:
+    return f"cpu{cpu}" if isinstance(cpu, int) else cpu
+
+
+def _values(window: Sequence[Signals], get: Callable[[Signals], float | None]) -> list[float]:
+    return [v for v in map(get, window) if v is not None]
+
+
+def _stalled(s: Signals) -> bool:
+    if s.stall_p99_ms is None and s.stall_max_ms is None:
+        return False
+    if not s.stall_realtime and max(s.busy.values(), default=0.0) >= NOT_REALTIME_BUSY:
+        return False  # ordinary load can delay a meter without real-time priority
+    return ((s.stall_p99_ms or 0.0) >= STALL_P99_MS
+            or (s.stall_max_ms or 0.0) >= STALL_MAX_MS)
+
+
+# --- the rules ---------------------------------------------------------------
+
+def _starved(window: Sequence[Signals]) -> Verdict | None:
+    n = len(window)
+    stalled = [s for s in window if _stalled(s)]
+    stealing = [s for s in window if s.steal is not None and s.steal >= STEAL_BAD]
+    by_stalls = len(stalled) >= STALL_MIN_SECONDS
+    by_steal = len(stealing) >= STEAL_MIN_SECONDS
+    if not (by_stalls or by_steal):
+        return None
+    excess = _values(window, lambda s: _excess(s.latency_tunnel_ms, s.latency_tunnel_idle_ms))
+    late = [e for e in excess if e >= STARVED_LATENCY_MARGIN_MS]
+    latency_up = len(late) >= STARVED_LATENCY_SECONDS
+    if by_steal or latency_up:
+        severity = "bad"
+    elif not excess:
+        severity = "warn"  # stalls held, but no latency through the tunnel to confirm
+    else:
+        return None  # stalls, yet the tunnel's latency is flat: they cost nothing now
+
+    parts: list[str] = []
+    maxes = _values(window, lambda s: s.stall_max_ms)
+    p99s = _values(window, lambda s: s.stall_p99_ms)
+    if maxes:
+        parts.append(f"the CPU stalls up to {_ms(max(maxes))} (p99 {_ms(max(p99s or [0.0]))})"
+                     f" in {len(stalled)} of the last {n} s")
+    steals = _values(window, lambda s: s.steal)
+    reported = any(s.steal_reported for s in window)
+    steal_mean = statistics.fmean(steals) if steals else None
+    if steal_mean is None:
+        parts.append("steal unknown")
+    elif not reported and steal_mean == 0:
+        parts.append("steal 0 % (this hypervisor reports none)")
+    else:
+        parts.append(f"steal {_pct(steal_mean)}"
+                     + (f" ({len(stealing)} of the last {n} s at {_pct(STEAL_BAD)} or more)"
+                        if by_steal else ""))
+    text = "the VPS is starving this router: " + ", ".join(parts)
+    extra: list[str] = []
+    if excess:
+        extra.append(f"tunnel latency up to +{_ms(max(excess))} over idle")
+    else:
+        extra.append("tunnel latency unknown")
+    loads = _values(window, lambda s: s.load_average)
+    if loads:
+        extra.append(f"load average {loads[-1]:.1f}")
+    text += "; " + ", ".join(extra)
+    evidence = {
+        "seconds": n,
+        "stalled_seconds": len(stalled),
+        "stall_max_ms": _r(max(maxes)) if maxes else None,
+        "stall_p99_ms": _r(max(p99s)) if p99s else None,
+        "steal": _r(steal_mean, 3),
+        "steal_seconds": len(stealing),
+        "steal_reported": reported,
+        "tunnel_excess_ms": _r(max(excess)) if excess else None,
+        "tunnel_late_seconds": len(late),
+        "load_average": loads[-1] if loads else None,
+    }
+    return Verdict("starved", severity, text, evidence)
+
+
+def _flows(s: Signals) -> bool:
+    return ((s.tunnel_mbit or 0.0) >= CPU_BOUND_MIN_MBIT
+            or (s.tunnel_cpu or 0.0) >= CPU_BOUND_TUNNEL_CPU)
+
+
+def _hot_cores(s: Signals) -> list[str]:
+    if not _flows(s):
+        return []
+    hot = []
+    for cpu, busy in s.busy.items():
+        if busy < CPU_BOUND_BUSY:
+            continue
+        kernel = s.softirq.get(cpu, 0.0) + s.system.get(cpu, 0.0)
+        if (kernel >= CPU_BOUND_KERNEL_SHARE * busy
+                or (s.tunnel_cpu or 0.0) >= CPU_BOUND_TUNNEL_CPU):
+            hot.append(cpu)
+    return hot
+
+
+def _cpu_bound(window: Sequence[Signals]) -> Verdict | None:
+    n = len(window)
+    counts: dict[str, int] = {}
+    for s in window:
+        for cpu in _hot_cores(s):
+            counts[cpu] = counts.get(cpu, 0) + 1
+    cores = sorted((c for c, k in counts.items() if _held(k, n)),
+                   key=lambda c: (-counts[c], _cpu_name(c)))
+    if not cores:
+        return None
+    hot = [s for s in window if set(cores) & set(_hot_cores(s))]
+    softirq = {c: statistics.fmean([s.softirq.get(c, 0.0) for s in hot if c in _hot_cores(s)])
+               for c in cores}
+    busy = {c: statistics.fmean([s.busy[c] for s in hot if c in _hot_cores(s)]) for c in cores}
+    mbit = _values(hot, lambda s: s.tunnel_mbit)
+    tunnel = _values(hot, lambda s: s.tunnel_cpu)
+    names = ", ".join(_cpu_name(c) for c in cores)
+    figures = [("softirq " + ", ".join(_pct(softirq[c]) for c in cores))]
+    if mbit:
+        figures.append(f"{statistics.fmean(mbit):.0f} Mbit/s")
+    if tunnel:
+        figures.append(f"the tunnel takes {statistics.fmean(tunnel):.2f} cores")
+    text = f"the tunnel is CPU-bound on {names}: " + ", ".join(figures)
+    evidence = {
+        "seconds": n,
+        "cores": [_cpu_name(c) for c in cores],
+        "hot_seconds": {_cpu_name(c): counts[c] for c in cores},
+        "softirq": {_cpu_name(c): _r(softirq[c], 3) for c in cores},
+        "busy": {_cpu_name(c): _r(busy[c], 3) for c in cores},
+        "tunnel_mbit": _r(statistics.fmean(mbit)) if mbit else None,
+        "tunnel_cpu": _r(statistics.fmean(tunnel), 3) if tunnel else None,
+    }
+    return Verdict("cpu_bound", "bad", text, evidence)
+
+
+def _bloat(window: Sequence[Signals]) -> Verdict | None:
+    n = len(window)
+    outside: list[float] = []  # excess outside the tunnel in the bloated seconds
+    tunnel: list[float] = []  # excess through it, where the outside is unknown
+    bloated: list[Signals] = []
+    for s in window:
+        out = _excess(s.latency_outside_ms, s.latency_outside_idle_ms)
+        tun = _excess(s.latency_tunnel_ms, s.latency_tunnel_idle_ms)
+        if out is not None:
+            if out >= BLOAT_MARGIN_MS:
+                outside.append(out)
+                bloated.append(s)
+        elif (tun is not None and tun >= BLOAT_MARGIN_MS and not _stalled(s)
+              and (not s.cake_on or (s.cake_backlog_bytes or 0) >= BLOAT_BACKLOG_BYTES)):
+            # no view outside the tunnel: a rising tunnel latency with no shaper
+            # (or a full one) and no stall to explain it
+            tunnel.append(tun)
+            bloated.append(s)
+    if not _held(len(bloated), n):
+        return None
+    last = bloated[-1]
+    cake_on = last.cake_on
+    if outside:
+        rise = statistics.median(outside)
+        text = f"the link is bloated: latency rises with load outside the tunnel too (+{_ms(rise)})"
+        text += "; CAKE is set above the link's rate" if cake_on else "; CAKE is off"
+    else:
+        rise = statistics.median(tunnel)
+        text = f"the link is bloated: latency through the tunnel rises with load (+{_ms(rise)})"
+        if cake_on:
+            text += f"; CAKE holds {(last.cake_backlog_bytes or 0) / 1024:.0f} KiB"
+        else:
+            text += "; CAKE is off"
+    mbit = _values(bloated, lambda s: s.tunnel_mbit)
+    drops = _values(window, lambda s: s.cake_drops)
+    evidence = {
+        "seconds": n,
+        "bloated_seconds": len(bloated),
+        "seen": "outside" if outside else "tunnel",
+        "rise_ms": _r(rise),
+        "cake_on": cake_on,
+        "cake_backlog_bytes": last.cake_backlog_bytes,
+        "cake_drops": int(drops[-1] - drops[0]) if len(drops) >= 2 else None,
+        "tunnel_mbit": _r(statistics.fmean(mbit)) if mbit else None,
+    }
+    return Verdict("bloat", "bad", text, evidence)
+
+
+def _clock(window: Sequence[Signals]) -> Verdict | None:
+    n = len(window)
+    slow: list[tuple[float, float]] = []  # (MHz, max MHz) of the slow seconds
+    for s in window:
+        if (s.clock_mhz is not None and s.clock_max_mhz
+                and s.clock_mhz < CLOCK_LOW * s.clock_max_mhz):
+            slow.append((s.clock_mhz, s.clock_max_mhz))
+    if not _held(len(slow), n):
+        return None
+    mhz = statistics.median(m for m, _ in slow)
+    top = slow[-1][1]
+    ratio = mhz / top
+    text = f"CPU clock at {_pct(ratio)} of its maximum ({mhz:.0f} of {top:.0f} MHz)"
+    return Verdict("clock", "warn", text, {"seconds": n, "slow_seconds": len(slow),
+                                           "clock_mhz": _r(mhz), "clock_max_mhz": _r(top),
+                                           "ratio": _r(ratio, 3)})
+
+
+def _idle(window: Sequence[Signals]) -> Verdict | None:
+    last = window[-1]  # a setting, not a fluctuation: the latest state is the state
+    if not last.deep_idle_allowed:
+        return None
+    states = [f"{name} (exit {last.deep_idle_exit_us[name]} us)"
+              if name in last.deep_idle_exit_us else name
+              for name in last.deep_idle_allowed]
+    return Verdict("idle", "warn", "deep idle states allowed: " + ", ".join(states),
+                   {"states": list(last.deep_idle_allowed),
+                    "exit_us": {k: last.deep_idle_exit_us[k] for k in last.deep_idle_allowed
+                                if k in last.deep_idle_exit_us}})
+
+
+RULES: tuple[Callable[[Sequence[Signals]], Verdict | None], ...] = (
+    _starved, _cpu_bound, _bloat, _clock, _idle)
+
+
+def _healthy(window: Sequence[Signals]) -> Verdict:
+    maxes = _values(window, lambda s: s.stall_max_ms)
+    steals = _values(window, lambda s: s.steal)
+    excess = _values(window, lambda s: _excess(s.latency_tunnel_ms, s.latency_tunnel_idle_ms))
+    return Verdict("healthy", "ok", "healthy", {
+        "seconds": len(window),
+        "stall_max_ms": _r(max(maxes)) if maxes else None,
+        "steal": _r(statistics.fmean(steals), 3) if steals else None,
+        "tunnel_excess_ms": _r(max(excess)) if excess else None,
+    })
+
+
+def _rank(v: Verdict) -> tuple[int, int]:
+    return SEVERITIES.index(v.severity), CAUSES.index(v.cause)
+
+
+# --- the API -----------------------------------------------------------------
+
+def window_of(history: Sequence[Signals], window_s: int = 10) -> list[Signals]:
+    """The last window_s seconds of history (by their clock, at most window_s entries)."""
+    if not history:
+        return []
+    end = history[-1].t
+    return [s for s in history[-window_s:] if s.t > end - window_s]
+
+
+def judge(history: Sequence[Signals], window_s: int = 10) -> tuple[Verdict, ...]:
+    """Verdicts over the last window_s seconds of history (oldest first), worst
+    first; exactly one "healthy" verdict when nothing else holds, () when there
+    is no history yet."""
+    window = window_of(history, window_s)
+    if not window:
+        return ()
+    found = [v for v in (rule(window) for rule in RULES) if v is not None]
+    return tuple(sorted(found, key=_rank)) or (_healthy(window),)
+
+
+def worst(verdicts: Sequence[Verdict]) -> Verdict:
+    """The worst verdict (the first of judge()'s); ValueError when there is none."""
+    if not verdicts:
+        raise ValueError("no verdicts")
+    return min(verdicts, key=_rank)
+
+
+def as_dict(verdicts: Sequence[Verdict]) -> dict[str, Any]:
+    """JSON-ready: {"worst": cause or None, "severity": ..., "verdicts": [...]}."""
+    top = worst(verdicts) if verdicts else None
+    return {"worst": top.cause if top else None, "severity": top.severity if top else None,
+            "verdicts": [v.as_dict() for v in sorted(verdicts, key=_rank)]}
