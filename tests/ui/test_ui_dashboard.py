@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from keel.metrics.fake import FakeLiveSource
-from keel.metrics.source import FixtureSource
+from keel.system.source import FixtureSource
 from keel.ui.lines import LinesPanel
 from keel.ui.profile import MODERN
 from tests.ui.uihelpers import (

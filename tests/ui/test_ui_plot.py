@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from keel.metrics.snapshots import LatencySample
+from keel.parse.ping import LatencySample
 from keel.ui.bigtext import big_text
 from keel.ui.plot import PlotModel
 

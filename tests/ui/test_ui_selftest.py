@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from keel.metrics.latency import PingTracker
 from keel.selftest.events import Failed, Progress
 from keel.ui.lines import LinesPanel
 from keel.ui.profile import CONSOLE, MODERN, apply_environment, choose, is_console, theme_name
 from keel.ui.screens import ConfirmScreen, MessageScreen, PasswordScreen, SelfTestScreen
 from keel.ui.selftest import FakeSelfTestRunner, RecommendedRates
 from keel.ui.shell import RootPassword, RootShell, shadow_entry
-from tests.ui.uihelpers import asynctest, lab, make_app, screen_lines, settle
+from tests.ui.uihelpers import asynctest, make_app, screen_lines, settle
 
 
 def text_of(app, name: str) -> str:
@@ -245,21 +244,3 @@ async def test_console_app_uses_the_ansi_theme():
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert app.theme == "textual-ansi" and app.ansi_color
-
-
-def test_ping_tracker_late_replies_are_not_losses():
-    tracker = PingTracker()
-    samples = [s for line in lab("ping-idle.txt").splitlines() for s in tracker.feed(line)]
-    assert [s.rtt_ms for s in samples][:3] == [3314.0, 3109.0, 2906.0]
-    assert all(s.rtt_ms is not None for s in samples) and len(samples) == 10
-    assert tracker.expire(1795343600.0) == []
-
-
-def test_ping_tracker_unreachable_and_timeouts():
-    tracker = PingTracker(loss_after=3.0)
-    lost = [s for line in lab("ping-unreachable.txt").splitlines() for s in tracker.feed(line)]
-    assert len(lost) == 3 and all(s.rtt_ms is None for s in lost)
-    assert tracker.feed("[100.0] no answer yet for icmp_seq=7") == []
-    assert tracker.expire(101.0) == []
-    (gone,) = tracker.expire(104.0)
-    assert gone.rtt_ms is None and gone.sent == 99.8

@@ -8,16 +8,11 @@ import functools
 import json
 from pathlib import Path
 
-from keel.metrics.collectors import (
-    TC_QDISC,
-    WG_DUMP,
-    CakeCollector,
-    CpuCollector,
-    TuningCollector,
-    TunnelCollector,
-)
+from keel.metrics.collectors import CakeCollector, CpuCollector, TuningCollector, TunnelCollector
 from keel.metrics.latency import FakeProbe, LatencyCollector
-from keel.metrics.source import FixtureSource
+from keel.system.qdiscs import tc_qdisc_argv
+from keel.system.source import FixtureSource
+from keel.system.wireguard import WG_DUMP
 from keel.ui.profile import CONSOLE
 
 LAB = Path(__file__).resolve().parents[1] / "fixtures" / "lab"
@@ -55,6 +50,7 @@ def fixture_files(stats: list[str] | None = None) -> dict[str, str | list[str]]:
     files: dict[str, str | list[str]] = {
         "/proc/stat": stats or [lab("proc-stat-before.txt"), lab("proc-stat-after.txt")],
         "/proc/cpuinfo": lab("cpuinfo-mhz.txt"),
+        "/proc/uptime": ["100.00 180.00\n", "105.00 189.00\n"],  # the workers are older
         "/sys/devices/system/cpu/cpuidle/current_driver": "none\n",
         "/sys/class/net/eth0/uevent": "INTERFACE=eth0\n",
         "/sys/class/net/wg0/uevent": "DEVTYPE=wireguard\nINTERFACE=wg0\n",
@@ -65,9 +61,7 @@ def fixture_files(stats: list[str] | None = None) -> dict[str, str | list[str]]:
     }
     for line in lab("wg-crypt-stat.txt").splitlines():
         pid = line.split()[0]
-        comm = line[line.index("(") + 1:line.rindex(")")]
         busy = int(line.rpartition(") ")[2].split()[12]) >= CRYPT_SHIFT
-        files[f"/proc/{pid}/comm"] = comm + "\n"
         files[f"/proc/{pid}/stat"] = [shift_stime(line, -CRYPT_SHIFT if busy else 0), line]
     return files
 
@@ -90,7 +84,7 @@ def wg_before_after() -> list[str]:
 
 def fixture_source(stats: list[str] | None = None) -> FixtureSource:
     return FixtureSource(fixture_files(stats), {WG_DUMP: wg_before_after(),
-                                                TC_QDISC: tc_before_after()})
+                                                tuple(tc_qdisc_argv()): tc_before_after()})
 
 
 def fixture_collectors(source: FixtureSource | None = None, loss_every: int = 7) -> dict:

@@ -19,9 +19,10 @@ import pytest
 from keel.apply import command, engine
 from keel.apply.command import Applier
 from keel.state.revisions import RevisionStore
+from keel.system import links, pm_qos
 from keel.system.commands import CommandError, Runner
+from keel.system.cpu_sysfs import CpuTuning
 from keel.tuning import cpu as cpu_tuning
-from keel.tuning.cpu import CpuTuning
 
 # a made-up WireGuard private key that `wg genkey` "prints"; a test's output
 # must never show it
@@ -115,7 +116,8 @@ def fake_router(default_text: str, fails: Callable[[list[str]], bool] | None = N
         mp.setattr(engine, "RUN_DIR", router.run_dir)
         mp.setattr(command, "make_applier", lambda report=print: router.applier(report))
         mp.setattr(engine.Probe, "cpu_tuning", lambda self: CpuTuning({}, "none", (), None))
-        mp.setattr(cpu_tuning, "PM_QOS_DEVICE", root / "dev/cpu_dma_latency")
+        mp.setattr(pm_qos, "PM_QOS_DEVICE", root / "dev/cpu_dma_latency")
         mp.setattr(cpu_tuning, "NET_ROOT", root / "sys/class/net")
+        mp.setattr(links, "NET", str(root / "sys/class/net"))
         mp.setattr(os, "fsync", lambda fd: None)  # a temporary directory needs no durability
         yield router

@@ -11,7 +11,7 @@ from keel.apply.execute import execute
 from keel.apply.steps import Step
 from keel.model import Lan, RouterModel, Tuning, Wan
 from keel.parse.cpusysfs import CpuFreq
-from keel.tuning.cpu import CpuTuning
+from keel.system.cpu_sysfs import CpuTuning
 
 
 class FakeProbe(engine.Probe):

@@ -17,8 +17,9 @@ from keel.model import (
     Wan,
     WireGuard,
 )
+from keel.parse.tcqdisc import Qdisc, parse_qdiscs
 from keel.render import cake, dnsmasq, nft, wireguard
-from keel.tuning.cpu import CpuTuning
+from keel.system.cpu_sysfs import CpuTuning
 
 PUB = "HlOu1tgN6jIPCqo/B9y+b7TT1bltyagEMGZGjSZNPVI="
 SECRET = "mJ1JYpGGd2ghT2bsyeZmoTpOG3C/a1j4KZl41LPf5l8="
@@ -103,6 +104,11 @@ def test_dnsmasq_serves_the_lan():
     assert dnsmasq.render_dnsmasq(RouterModel(wans=(Wan("eth0"),))) is None
 
 
+def tc_show(dev: str, *qdiscs: dict) -> list[Qdisc]:
+    """What `tc -s -j qdisc show dev DEV` gives, parsed."""
+    return parse_qdiscs(list(qdiscs), dev)
+
+
 class SteadyProbe(engine.Probe):
     """A system where everything of EDGE is already in place."""
 
@@ -116,10 +122,10 @@ class SteadyProbe(engine.Probe):
     def addresses(self, ifname):
         return {"eth1": {"192.168.77.1/24"}, "wg0": {"10.77.0.2/24"}}.get(ifname, set())
 
-    def root_qdisc(self, ifname):
+    def qdiscs(self, ifname):
         rate = {"eth0": 4500, "ifb4eth0": 18000}[ifname]
-        return {"kind": "cake", "options": {"bandwidth": rate * 125,
-                                            "diffserv": "besteffort"}}
+        return tc_show(ifname, {"kind": "cake", "root": True,
+                                "options": {"bandwidth": rate * 125, "diffserv": "besteffort"}})
 
     def has_ingress(self, ifname):
         return True
@@ -166,11 +172,11 @@ class IngressCakeGoneProbe(SteadyProbe):
         return {name: {"ifname": name, "flags": ["UP"], "mtu": 1500, "linkinfo": {}}
                 for name in ("eth0", "wg0", "ifb4wg0")}
 
-    def root_qdisc(self, ifname):
+    def qdiscs(self, ifname):
         if ifname == "wg0":
-            return {"kind": "cake", "options": {"bandwidth": 3600 * 125,
-                                                "diffserv": "besteffort"}}
-        return {"kind": "fq_codel", "options": {}}
+            return tc_show(ifname, {"kind": "cake", "root": True, "options": {
+                "bandwidth": 3600 * 125, "diffserv": "besteffort"}})
+        return tc_show(ifname, {"kind": "fq_codel", "root": True, "options": {}})
 
 
 def test_ingress_cake_comes_back_without_replacing_the_matchall_filter(tmp_path):

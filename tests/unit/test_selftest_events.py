@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from keel.parse.ping import PingSample
+from keel.parse.ping import LatencySample
 from keel.selftest import cli, events
 from keel.selftest.events import Failed, Progress, Sample
 from keel.selftest.grading import LatencyStats
@@ -41,8 +41,8 @@ MTU = MtuResult(1500, None, 1420, 1420, None)
 
 EVERY_TYPE = [
     Progress("bufferbloat", "download", 0.42, "download: 6 s left"),
-    Sample("tunnel", "10.99.0.2", "idle", PingSample(1795343533.401603, 7, 4.82)),
-    Sample("outside", "192.0.2.2", "upload", PingSample(1795343533.6, 8, None)),
+    Sample("tunnel", "10.99.0.2", "idle", LatencySample(1795343533.396783, 4.82)),
+    Sample("outside", "192.0.2.2", "upload", LatencySample(1795343533.6, None)),
     Failed("mtu", "keel selftest mtu: even 576-byte packets do not get through"),
     BLOAT, THROUGHPUT, MTU,
 ]

@@ -58,7 +58,7 @@ def test_events_of_a_real_run_come_back_typed(tmp_path):
     assert shown.summary[-1].startswith(f"increase +{result.increase_ms:.1f} ms  RPM ")
 
 
-def test_late_replies_replace_the_losses_on_the_plot():
+def test_the_plot_shows_the_tests_own_final_samples():
     latency = SelfTestLatency()
     for line in EVENTS.read_text().splitlines():
         event = loads(line)
@@ -68,8 +68,11 @@ def test_late_replies_replace_the_losses_on_the_plot():
     assert snap is not None and [s.name for s in snap.series] == ["tunnel", "outside"]
     tunnel = snap.get("tunnel")
     assert tunnel is not None and tunnel.target == "10.99.0.2"
-    assert all(s.rtt_ms is not None for s in tunnel.new)  # every late probe was answered
+    # the self-test decided each probe's fate: a late reply is a reply, once
+    assert all(s.rtt_ms is not None for s in tunnel.new)
     assert 412.5 in {s.rtt_ms for s in tunnel.new}
+    sent = [s.sent for s in tunnel.new]
+    assert len(sent) == len(set(sent)) and sent == sorted(sent)
     assert tunnel.idle_ms is not None and 4.0 < tunnel.idle_ms < 6.0
     assert latency.snapshot().get("tunnel").new == ()  # only what is new
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from keel.system.cpu_sysfs import read_tuning
+from keel.system.pm_qos import read_pm_qos
 from keel.tuning import cpu
 
 
@@ -50,7 +52,7 @@ def test_unknown_governor_is_reported_not_written(hardware):
 def test_pm_qos_limits_the_idle_states_allowed(hardware, tmp_path):
     qos = tmp_path / "cpu_dma_latency"
     qos.write_bytes(struct.pack("<i", 3))
-    tuning = cpu.read_tuning(hardware, qos)
+    tuning = read_tuning(root=str(hardware), pm_qos=lambda: read_pm_qos(qos))
     assert tuning.has_cpufreq and tuning.has_cpuidle and not tuning.managed_by_hypervisor
     assert tuning.pm_qos_us == 3
     assert [s.name for s in tuning.states_allowed() if s.cpu == 0] == ["POLL", "C1"]
@@ -61,7 +63,7 @@ def test_a_vm_without_cpufreq_or_cpuidle_is_managed_by_the_hypervisor(tmp_path):
     root = tmp_path / "cpu"
     write(root / "cpuidle/current_driver", "none\n")
     (root / "cpu0").mkdir()
-    tuning = cpu.read_tuning(root, tmp_path / "missing")
+    tuning = read_tuning(root=str(root), pm_qos=lambda: read_pm_qos(tmp_path / "missing"))
     assert tuning.managed_by_hypervisor and tuning.pm_qos_us is None
     assert "hypervisor" in cpu.set_governor("performance", root)[0]
 

@@ -17,7 +17,8 @@ import json
 import pytest
 
 from keel.parse import ping
-from keel.selftest.grading import GRADE_BANDS, percentile
+from keel.selftest.grading import percentile
+from keel.thresholds import GRADE_BANDS
 from tests.lab import configs, figures
 from tests.lab import topology as topo
 

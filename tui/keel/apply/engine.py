@@ -20,6 +20,7 @@ from keel.apply.execute import Outcome, execute
 from keel.apply.probe import RUN_DIR, Probe
 from keel.apply.steps import Step, stop_daemon
 from keel.model import RouterModel, Tuning, Wan
+from keel.parse.tcqdisc import Qdisc
 from keel.render import cake, dnsmasq, nft, wan_route, wireguard
 from keel.system.commands import Runner
 from keel.tuning import cpu as cpu_tuning
@@ -147,11 +148,11 @@ def plan_tunnel(model: RouterModel, probe: Probe, private_key: Callable[[], str]
     return steps
 
 
-def _cake_matches(q: dict | None, rate_kbit: int, diffserv: str) -> bool:
-    if not q or q.get("kind") != "cake":
+def _cake_matches(q: Qdisc | None, rate_kbit: int, diffserv: str) -> bool:
+    if q is None or not q.is_cake:
         return False
-    opts = q.get("options", {})
-    return opts.get("bandwidth") == rate_kbit * 1000 // 8 and opts.get("diffserv") == diffserv
+    return (q.options.get("bandwidth") == rate_kbit * 1000 // 8
+            and q.options.get("diffserv") == diffserv)
 
 
 def plan_shaping(model: RouterModel, probe: Probe) -> list[Step]:
@@ -173,7 +174,7 @@ def _plan_wan_shaping(wan: Wan, tun: str | None, probe: Probe) -> list[Step]:
         # shaping moved to the tunnel: the WAN gets plain fq_codel, no IFB
         bare = Wan(wan.interface, shaping=type(s)())
         root = probe.root_qdisc(wan.interface)
-        if root and root.get("kind") == "cake":
+        if root is not None and root.is_cake:
             steps.append(Step("shaping", f"CAKE moves from {wan.interface} to {dev}",
                               tuple(map(tuple, cake.egress_commands(bare)))))
         if probe.has_ingress(wan.interface):
@@ -186,7 +187,7 @@ def _plan_wan_shaping(wan: Wan, tun: str | None, probe: Probe) -> list[Step]:
     if s.upload_kbit > 0:
         ok = _cake_matches(root, s.upload_kbit, s.diffserv)
     else:
-        ok = bool(root) and root.get("kind") == "fq_codel"
+        ok = root is not None and root.kind == "fq_codel"
     if not ok or probe.stamp(f"cake-{dev}.sha") != stamp_egress:
         why = (f"CAKE {s.upload_kbit} kbit/s on {dev} egress" if s.upload_kbit
                else f"no egress shaping on {dev} (fq_codel)")

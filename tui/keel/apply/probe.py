@@ -6,8 +6,12 @@ import json
 import os
 from pathlib import Path
 
+from keel.parse.tcqdisc import Qdisc
+from keel.system import links, pm_qos
 from keel.system.commands import Runner
-from keel.tuning import cpu as cpu_tuning
+from keel.system.cpu_sysfs import CpuTuning, read_tuning
+from keel.system.qdiscs import read_qdiscs, root_qdisc
+from keel.system.source import RunnerSource, SourceError
 
 RUN_DIR = Path("/run/keel")
 
@@ -18,6 +22,7 @@ class Probe:
 
     def __init__(self, runner: Runner, run_dir: Path = RUN_DIR) -> None:
         self.runner = runner
+        self.source = RunnerSource(runner)
         self.run_dir = run_dir
         self._links: dict[str, dict] | None = None
 
@@ -39,14 +44,17 @@ class Probe:
         return {f"{a['local']}/{a['prefixlen']}" for entry in data
                 for a in entry.get("addr_info", []) if a.get("scope") != "link"}
 
-    def root_qdisc(self, ifname: str) -> dict | None:
-        for q in self.json(["tc", "-j", "qdisc", "show", "dev", ifname, "root"]):
-            return q
-        return None
+    def qdiscs(self, ifname: str) -> list[Qdisc]:
+        try:
+            return read_qdiscs(self.source, ifname)
+        except SourceError:
+            return []
+
+    def root_qdisc(self, ifname: str) -> Qdisc | None:
+        return root_qdisc(self.qdiscs(ifname), ifname)
 
     def has_ingress(self, ifname: str) -> bool:
-        return any(q.get("kind") == "ingress"
-                   for q in self.json(["tc", "-j", "qdisc", "show", "dev", ifname]))
+        return any(q.kind == "ingress" for q in self.qdiscs(ifname))
 
     def default_gateway(self, version: int = 4) -> tuple[str, str] | None:
         """(gateway, dev) of the default route of IPv4 or IPv6; an on-link
@@ -70,8 +78,8 @@ class Probe:
             return None
         return value or None
 
-    def cpu_tuning(self) -> cpu_tuning.CpuTuning:
-        return cpu_tuning.read_tuning()
+    def cpu_tuning(self) -> CpuTuning:
+        return read_tuning()
 
     def pid_alive(self, pidfile: str) -> bool:
         try:
@@ -85,15 +93,8 @@ class Probe:
 
     def pm_qos_available(self) -> bool:
         """Whether a CPU latency request can be held (/dev/cpu_dma_latency)."""
-        return cpu_tuning.PM_QOS_DEVICE.exists()
+        return pm_qos.pm_qos_available()
 
     def rps_mask(self, ifname: str) -> int | None:
-        """The RPS mask of a single-queue NIC; None for a multi-queue NIC or
-        one whose mask cannot be read (RPS is then left alone)."""
-        rx = sorted((cpu_tuning.NET_ROOT / ifname / "queues").glob("rx-*"))
-        if len(rx) != 1:
-            return None
-        try:
-            return int((rx[0] / "rps_cpus").read_text().strip().replace(",", ""), 16)
-        except (OSError, ValueError):
-            return None
+        """The RPS mask of a single-queue NIC (None: RPS is left alone)."""
+        return links.rps_mask(ifname)

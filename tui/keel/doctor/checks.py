@@ -11,11 +11,10 @@ from keel.parse.procstat import CpuShare
 from keel.parse.tcqdisc import Qdisc, root_cake
 from keel.parse.wgdump import WgInterface
 from keel.render.cake import ifb_name, shaped_device
-from keel.tuning.cpu import CpuTuning
+from keel.system.cpu_sysfs import CpuTuning
+from keel.thresholds import HANDSHAKE_STALE_S, STEAL_WARN
 
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
-STEAL_WARN = 0.10
-HANDSHAKE_STALE_S = 180  # WireGuard re-handshakes every 2 minutes while in use
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,15 @@ import time
 from pathlib import Path
 
 from keel.kernel_features import runtime_presence
-from keel.parse import procstat, tcqdisc, wgdump
+from keel.parse import procstat
+from keel.parse.tcqdisc import Qdisc
+from keel.parse.wgdump import WgInterface
 from keel.system.commands import Runner
-from keel.tuning.cpu import CpuTuning, read_tuning
+from keel.system.cpu_sysfs import CpuTuning, read_tuning
+from keel.system.cpu_times import read_cpu_times
+from keel.system.qdiscs import read_qdiscs
+from keel.system.source import RunnerSource, SourceError
+from keel.system.wireguard import read_wireguard
 
 
 def kernel_feature_presence(root: Path = Path("/"), release: str | None = None
@@ -38,20 +44,23 @@ def kernel_feature_presence(root: Path = Path("/"), release: str | None = None
 
 
 def steal_over(seconds: float) -> dict[str, procstat.CpuShare]:
-    before = procstat.parse_proc_stat(Path("/proc/stat").read_text())
+    before = read_cpu_times()
     time.sleep(seconds)
-    after = procstat.parse_proc_stat(Path("/proc/stat").read_text())
-    return procstat.shares(before, after)
+    return procstat.shares(before, read_cpu_times())
 
 
-def qdiscs(runner: Runner) -> list[tcqdisc.Qdisc]:
-    proc = runner.run(["tc", "-s", "-j", "qdisc", "show"], check=False)
-    return tcqdisc.parse_qdiscs(json.loads(proc.stdout or "[]"))
+def qdiscs(runner: Runner) -> list[Qdisc]:
+    try:
+        return read_qdiscs(RunnerSource(runner))
+    except SourceError:
+        return []
 
 
-def wireguard(runner: Runner) -> dict[str, wgdump.WgInterface]:
-    proc = runner.run(["wg", "show", "all", "dump"], check=False)
-    return wgdump.parse_wg_dump(proc.stdout) if proc.returncode == 0 else {}
+def wireguard(runner: Runner) -> dict[str, WgInterface]:
+    try:
+        return read_wireguard(RunnerSource(runner))
+    except SourceError:
+        return {}
 
 
 def mtus(runner: Runner) -> dict[str, int]:

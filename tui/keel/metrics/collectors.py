@@ -7,12 +7,10 @@ source become the snapshot's `error`, never an exception.
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from dataclasses import astuple
 
 from keel.metrics.cpucost import cpu_warnings, tunnel_cost
 from keel.metrics.snapshots import (
@@ -26,46 +24,22 @@ from keel.metrics.snapshots import (
     TuningSnapshot,
     TunnelSnapshot,
 )
-from keel.metrics.source import Source, SourceError
-from keel.parse.cpusysfs import parse_cpufreq, parse_cpuidle
-from keel.parse.kworkers import TaskTime, crypt_ticks_between, parse_pid_stat
-from keel.parse.procstat import CpuShare, parse_proc_stat, shares
-from keel.parse.tcqdisc import parse_qdiscs
-from keel.parse.wgdump import parse_wg_dump
-
-WG_DUMP = ("wg", "show", "all", "dump")
-TC_QDISC = ("tc", "-s", "-j", "qdisc", "show")
-NET = "/sys/class/net"
-CPU_SYSFS = "/sys/devices/system/cpu"
+from keel.parse.kworkers import KworkerReading, crypt_ticks_between
+from keel.parse.procstat import CpuShare, shares
+from keel.system.cpu_sysfs import read_tuning
+from keel.system.cpu_times import read_cpu_times
+from keel.system.kworkers import HZ, read_kworkers
+from keel.system.links import Counters, read_counters, wireguard_interfaces
+from keel.system.pm_qos import read_pm_qos
+from keel.system.qdiscs import read_qdiscs
+from keel.system.source import Source, SourceError
+from keel.system.wireguard import read_wireguard
 
 
 def _rate(now: int, before: int | None, seconds: float) -> float | None:
     if before is None or seconds <= 0:
         return None
     return max(0, now - before) / seconds
-
-
-def wireguard_interfaces(source: Source) -> list[str]:
-    """Interfaces whose uevent says DEVTYPE=wireguard."""
-    found = []
-    try:
-        names = source.listdir(NET)
-    except SourceError:
-        return []
-    for name in sorted(names):
-        try:
-            if "DEVTYPE=wireguard" in source.read_text(f"{NET}/{name}/uevent"):
-                found.append(name)
-        except SourceError:
-            continue
-    return found
-
-
-def _counter(source: Source, dev: str, name: str) -> int | None:
-    try:
-        return int(source.read_text(f"{NET}/{dev}/statistics/{name}").strip())
-    except (SourceError, ValueError):
-        return None
 
 
 class TunnelCollector:
@@ -77,22 +51,23 @@ class TunnelCollector:
         self.source, self.clock, self.wallclock = source, clock, wallclock
         self._prev_t: float | None = None
         self._prev: dict[tuple[str, str], tuple[int, int]] = {}
-        self._prev_if: dict[str, tuple[int | None, ...]] = {}
+        self._prev_if: dict[str, Counters | None] = {}
 
     def poll(self) -> TunnelSnapshot:
         try:
-            interfaces = parse_wg_dump(self.source.run(WG_DUMP))
-        except (SourceError, ValueError) as exc:
+            interfaces = read_wireguard(self.source)
+        except SourceError as exc:
             return TunnelSnapshot(error=f"wg: {exc}")
         t, now = self.clock(), self.wallclock()
         dt = t - self._prev_t if self._prev_t is not None else 0.0
         peers, ifaces, prev, prev_if = [], [], {}, {}
         for iface in interfaces.values():
-            counters = tuple(_counter(self.source, iface.name, n) for n in
-                             ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets"))
-            before = self._prev_if.get(iface.name, (None,) * 4)
-            rates = [_rate(c, b, dt) if c is not None else None
-                     for c, b in zip(counters, before, strict=True)]
+            counters = read_counters(iface.name, self.source)
+            before = self._prev_if.get(iface.name)
+            rates = ([_rate(c, b, dt) for c, b in zip(
+                         astuple(counters), astuple(before) if before else (None,) * 4,
+                         strict=True)]
+                     if counters is not None else [None] * 4)
             prev_if[iface.name] = counters
             ifaces.append(InterfaceStat(
                 iface.name, iface.listen_port,
@@ -112,88 +87,52 @@ class TunnelCollector:
         return TunnelSnapshot(tuple(ifaces), tuple(peers))
 
 
-def scan_kworkers(source: Source) -> list[str]:
-    """The pids of the kernel's workers (kworker/...)."""
-    pids = []
-    for pid in source.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            comm = source.read_text(f"/proc/{pid}/comm")
-        except SourceError:
-            continue
-        if comm.startswith("kworker/"):
-            pids.append(pid)
-    return pids
-
-
-def read_tasks(source: Source, pids: list[str]) -> dict[int, TaskTime]:
-    """CPU time of these tasks, by pid (a task gone since is left out)."""
-    tasks = {}
-    for pid in pids:
-        try:
-            task = parse_pid_stat(source.read_text(f"/proc/{pid}/stat"))
-        except (SourceError, ValueError):
-            continue
-        tasks[task.pid] = task
-    return tasks
-
-
 class CpuCollector:
     """/proc/stat per core, the wg-crypt kworkers' ticks and the bytes through
-    the wg interfaces: the tunnel's CPU cost and the CPU warnings."""
+    the wg interfaces: the tunnel's CPU cost and the CPU warnings. The kernel's
+    workers are read whole each poll and counted by the one rule
+    (keel.parse.kworkers.crypt_ticks_between), as the throughput self-test does."""
 
-    RESCAN_EVERY = 10  # polls between full scans of /proc for kworkers
+    RESCAN_WG_EVERY = 30  # polls between looks for new WireGuard interfaces
 
     def __init__(self, source: Source, hz: int | None = None, hold: int = 3) -> None:
         self.source = source
-        self.hz = hz or os.sysconf("SC_CLK_TCK")
+        self.hz = hz or HZ
         self.hold = hold
         self._stat = None
-        self._tasks: dict[int, TaskTime] = {}
-        self._kworkers: list[str] = []
+        self._workers: KworkerReading | None = None
         self._polls = 0
         self._wg: list[str] | None = None
         self._bytes: int | None = None
         self._history: deque[dict[str, CpuShare]] = deque(maxlen=hold)
 
-    def _read_tasks(self) -> dict[int, TaskTime]:
-        if self._polls % self.RESCAN_EVERY == 0:
-            try:
-                self._kworkers = scan_kworkers(self.source)
-            except SourceError:
-                self._kworkers = []
-        return read_tasks(self.source, self._kworkers)
-
     def _tunnel_bytes(self) -> int | None:
-        if self._wg is None or self._polls % (self.RESCAN_EVERY * 3) == 0:
+        if self._wg is None or self._polls % self.RESCAN_WG_EVERY == 0:
             self._wg = wireguard_interfaces(self.source)
         if not self._wg:
             return None
         total = 0
         for dev in self._wg:
-            for name in ("rx_bytes", "tx_bytes"):
-                value = _counter(self.source, dev, name)
-                if value is None:
-                    return None
-                total += value
+            counters = read_counters(dev, self.source)
+            if counters is None:
+                return None
+            total += counters.rx_bytes + counters.tx_bytes
         return total
 
     def poll(self) -> CpuSnapshot:
         try:
-            stat = parse_proc_stat(self.source.read_text("/proc/stat"))
+            stat = read_cpu_times(self.source)
         except SourceError as exc:
             return CpuSnapshot(error=f"/proc/stat: {exc}")
-        tasks = self._read_tasks()
+        workers = read_kworkers(self.source, self.hz)
         nbytes = self._tunnel_bytes()
         self._polls += 1
         before, self._stat = self._stat, stat
-        old_tasks, self._tasks = self._tasks, tasks
+        old_workers, self._workers = self._workers, workers
         old_bytes, self._bytes = self._bytes, nbytes
-        if before is None:
+        if before is None or old_workers is None:
             return CpuSnapshot()
-        # only workers seen at both reads: a rescan finds old workers, not new ones
-        crypt = crypt_ticks_between(old_tasks, {p: t for p, t in tasks.items() if p in old_tasks})
+        crypt = crypt_ticks_between(old_workers, workers)
         share = shares(before, stat)
         self._history.append(share)
         delta = None if nbytes is None or old_bytes is None else nbytes - old_bytes
@@ -224,8 +163,8 @@ class CakeCollector:
 
     def poll(self) -> CakeSnapshot:
         try:
-            qdiscs = parse_qdiscs(json.loads(self.source.run(TC_QDISC)))
-        except (SourceError, ValueError) as exc:
+            qdiscs = read_qdiscs(self.source)
+        except SourceError as exc:
             return CakeSnapshot(error=f"tc: {exc}")
         t = self.clock()
         dt = t - self._prev_t if self._prev_t is not None else 0.0
@@ -247,48 +186,11 @@ class CakeCollector:
         return CakeSnapshot(tuple(dirs))
 
 
-FREQ_FILES = ("scaling_governor", "scaling_cur_freq", "scaling_max_freq", "scaling_min_freq")
-IDLE_FILES = ("name", "latency", "usage", "time", "disable")
-
-
-def cpu_sysfs_text(source: Source, root: str = CPU_SYSFS) -> str:
-    """cpufreq/cpuidle as `path=value` lines (what keel.parse.cpusysfs reads)."""
-    lines = []
-
-    def add(path: str) -> None:
-        with contextlib.suppress(SourceError):
-            lines.append(f"{path}={source.read_text(path).strip()}")
-
-    add(f"{root}/cpuidle/current_driver")
-    try:
-        cpus = sorted((n for n in source.listdir(root) if n[3:].isdigit() and n[:3] == "cpu"),
-                      key=lambda n: int(n[3:]))
-    except SourceError:
-        cpus = []
-    for cpu in cpus:
-        for name in FREQ_FILES:
-            add(f"{root}/{cpu}/cpufreq/{name}")
-        try:
-            states = sorted(s for s in source.listdir(f"{root}/{cpu}/cpuidle")
-                            if s.startswith("state"))
-        except SourceError:
-            states = []
-        for state in states:
-            for name in IDLE_FILES:
-                add(f"{root}/{cpu}/cpuidle/{state}/{name}")
-    return "\n".join(lines) + "\n"
-
-
-def read_pm_qos_default() -> int | None:
-    from keel.tuning.cpu import read_pm_qos
-    return read_pm_qos()
-
-
 class TuningCollector:
     """Governor, clock vs max, idle states, PM QoS; or "managed by the hypervisor"."""
 
     def __init__(self, source: Source,
-                 pm_qos: Callable[[], int | None] = read_pm_qos_default) -> None:
+                 pm_qos: Callable[[], int | None] = read_pm_qos) -> None:
         self.source, self.pm_qos = source, pm_qos
 
     def _cpuinfo_mhz(self) -> float | None:
@@ -301,11 +203,10 @@ class TuningCollector:
         return sum(values) / len(values) if values else None
 
     def poll(self) -> TuningSnapshot:
-        text = cpu_sysfs_text(self.source)
-        freq = parse_cpufreq(text)
-        driver, states = parse_cpuidle(text)
-        pm_qos = self.pm_qos()
-        has_idle = driver not in ("", "none") and bool(states)
+        tuning = read_tuning(self.source, pm_qos=self.pm_qos)
+        freq, driver, states = tuning.freq, tuning.idle_driver, tuning.idle_states
+        pm_qos = tuning.pm_qos_us
+        has_idle = tuning.has_cpuidle
         cpu0 = [s for s in states if s.cpu == min(st.cpu for st in states)] if states else []
         allowed = tuple(s.name for s in cpu0
                         if not s.disabled and (pm_qos is None or s.latency_us <= pm_qos))
@@ -321,11 +222,3 @@ class TuningCollector:
             cur_mhz=cur, max_mhz=mx, mhz_source=source, idle_driver=driver,
             idle_allowed=allowed if has_idle else (), idle_disabled=disabled if has_idle else (),
             pm_qos_us=pm_qos, managed_by_hypervisor=not freq and not has_idle)
-
-
-def first_host(allowed_ips: Sequence[str]) -> str | None:
-    """The peer's own address from its allowed IPs (a /32 or /128 first)."""
-    for ip in allowed_ips:
-        if ip.endswith(("/32", "/128")):
-            return ip.rsplit("/", 1)[0]
-    return None

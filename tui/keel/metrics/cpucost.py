@@ -6,10 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from keel.metrics.snapshots import TunnelCost
 from keel.parse.procstat import CpuShare, CpuTimes
-
-SOFTIRQ_HOT = 0.90  # one core's softirq share that means "saturated"
-OTHERS_IDLE = 0.50  # the other cores' idle share that means "they idle"
-STEAL_HIGH = 0.10
+from keel.thresholds import CORE_SATURATED, OTHERS_IDLE, STEAL_WARN
 
 
 def cpu_seconds(ticks: int, hz: int) -> float:
@@ -53,7 +50,7 @@ def _hot_core(shares: Mapping[str, CpuShare]) -> str | None:
         return None
     for name, share in cores.items():
         others = [v for k, v in cores.items() if k != name]
-        if share.softirq > SOFTIRQ_HOT and all(o.idle > OTHERS_IDLE for o in others):
+        if share.softirq > CORE_SATURATED and all(o.idle > OTHERS_IDLE for o in others):
             return name
     return None
 
@@ -72,7 +69,7 @@ def cpu_warnings(history: Sequence[Mapping[str, CpuShare]], hold: int = 3) -> tu
         warnings.append(f"{core} softirq {pct:.0f}% while the other cores idle: "
                         "one core carries the tunnel (RPS/queues?)")
     steals = [s["cpu"].steal for s in recent if "cpu" in s]
-    if len(steals) == hold and min(steals) > STEAL_HIGH:
+    if len(steals) == hold and min(steals) > STEAL_WARN:
         warnings.append(f"steal {min(steals) * 100:.0f}%: the hypervisor takes this VM's CPU "
                         "(shared/burstable instance?)")
     return tuple(warnings)

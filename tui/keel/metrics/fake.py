@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from keel.metrics.source import SourceError
+from keel.system.source import SourceError
 
 PEER_KEY = "DGDJOoNeCQAxEAKW/6R/XQpwi4FNhdoJTo1LLorzzRg="
 IFACE_KEY = "HlOu1tgN6jIPCqo/B9y+b7TT1bltyagEMGZGjSZNPVI="

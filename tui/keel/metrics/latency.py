@@ -1,68 +1,19 @@
-"""Latency probes: one long-lived `ping -D -O -n -i 0.2 <addr>` per target,
-read line by line, and the collector that turns their samples into snapshots.
-
-With -O, iputils prints "no answer yet" for every probe still outstanding when
-the next one leaves (after 0.2 s), so under bufferbloat (RTT > 200 ms) each
-probe is first reported missing and then answered. A probe counts as lost
-only when no reply came within `loss_after` seconds, or the kernel reported
-it unreachable.
-"""
+"""Latency probes and the collector that turns their samples into snapshots.
+A real probe is one keel.system.ping.PingProcess (the same process type, the
+same timestamp and loss rules as the self-tests); a fake one computes samples
+from the clock."""
 
 from __future__ import annotations
 
 import math
-import subprocess
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from keel.metrics.snapshots import LatencySample, LatencySnapshot, SeriesSnapshot
-from keel.parse.ping import parse_ping_line
-
-INTERVAL = 0.2  # 5 Hz
-
-
-class PingTracker:
-    """Turns ping output lines into final samples (pure; fed with lines)."""
-
-    def __init__(self, interval: float = INTERVAL, loss_after: float = 3.0) -> None:
-        self.interval, self.loss_after = interval, loss_after
-        self._pending: dict[int, float] = {}  # seq -> send time
-        self._done: set[int] = set()
-
-    def feed(self, line: str) -> list[LatencySample]:
-        sample = parse_ping_line(line)
-        if sample is None:
-            return []
-        if sample.seq in self._done:
-            return []
-        if sample.rtt_ms is not None:
-            self._pending.pop(sample.seq, None)
-            self._mark(sample.seq)
-            return [LatencySample(sample.timestamp - sample.rtt_ms / 1000, sample.rtt_ms)]
-        if "no answer yet" in line:
-            # printed as the next probe leaves: this one left an interval ago
-            self._pending.setdefault(sample.seq, sample.timestamp - self.interval)
-            return []
-        self._pending.pop(sample.seq, None)  # "From ... Unreachable": lost for sure
-        self._mark(sample.seq)
-        return [LatencySample(sample.timestamp, None)]
-
-    def expire(self, now: float) -> list[LatencySample]:
-        lost = [(seq, sent) for seq, sent in self._pending.items()
-                if now - sent > self.loss_after]
-        for seq, _ in lost:
-            del self._pending[seq]
-            self._mark(seq)
-        return [LatencySample(sent, None) for _, sent in sorted(lost)]
-
-    def _mark(self, seq: int) -> None:
-        self._done.add(seq)
-        if len(self._done) > 4096:
-            floor = max(self._done) - 2048
-            self._done = {s for s in self._done if s > floor}
+from keel.metrics.snapshots import LatencySnapshot, SeriesSnapshot
+from keel.parse.ping import LatencySample
+from keel.system.ping import INTERVAL, PingProcess
 
 
 class Probe(Protocol):
@@ -77,50 +28,25 @@ class Probe(Protocol):
 
 
 class PingProbe:
-    """One ping subprocess and a reader thread; drain() takes what arrived."""
+    """A named ping process; drain() takes what became final."""
 
     def __init__(self, name: str, target: str, interval: float = INTERVAL,
                  argv: Sequence[str] | None = None) -> None:
         self.name, self.target = name, target
-        self.argv = list(argv or ["ping", "-D", "-O", "-n", "-i", str(interval), target])
-        self.tracker = PingTracker(interval)
-        self._samples: deque[LatencySample] = deque(maxlen=1000)
-        self._lock = threading.Lock()
-        self._proc: subprocess.Popen[str] | None = None
-        self._thread: threading.Thread | None = None
-        self.error: str | None = None
+        self.process = PingProcess(target, interval, argv=argv)
+
+    @property
+    def error(self) -> str | None:
+        return self.process.error
 
     def start(self) -> None:
-        try:
-            self._proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE,
-                                          stderr=subprocess.DEVNULL, text=True, bufsize=1)
-        except OSError as exc:
-            self.error = f"{self.argv[0]}: {exc.strerror}"
-            return
-        self._thread = threading.Thread(target=self._read, name=f"ping-{self.name}",
-                                        daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        assert self._proc is not None and self._proc.stdout is not None
-        for line in self._proc.stdout:
-            with self._lock:
-                self._samples.extend(self.tracker.feed(line))
+        self.process.start()
 
     def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
+        self.process.stop()
 
     def drain(self, now: float) -> list[LatencySample]:
-        with self._lock:
-            self._samples.extend(self.tracker.expire(now))
-            out = list(self._samples)
-            self._samples.clear()
-        return sorted(out, key=lambda s: s.sent)
+        return self.process.drain(now)
 
 
 class FakeProbe:

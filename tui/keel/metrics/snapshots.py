@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from keel.parse.ping import LatencySample
+
 
 @dataclass(frozen=True)
 class PeerStat:
@@ -139,12 +141,6 @@ class TuningSnapshot:
     pm_qos_us: int | None = None
     managed_by_hypervisor: bool = False
     error: str | None = None
-
-
-@dataclass(frozen=True)
-class LatencySample:
-    sent: float  # epoch seconds the probe left
-    rtt_ms: float | None  # None = lost
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ class TaskTime:
     comm: str
     utime: int  # clock ticks
     stime: int
+    start_ticks: int = 0  # when the task was born, in clock ticks since boot
 
     @property
     def ticks(self) -> int:
@@ -28,19 +29,35 @@ def parse_pid_stat(line: str) -> TaskTime:
     pid = int(line[:open_paren])
     comm = line[open_paren + 1:close_paren]
     fields = line[close_paren + 2:].split()
-    # fields[0] is field 3 (state); utime and stime are fields 14 and 15
-    return TaskTime(pid=pid, comm=comm, utime=int(fields[11]), stime=int(fields[12]))
+    # fields[0] is field 3 (state); utime and stime are fields 14 and 15,
+    # starttime field 22
+    return TaskTime(pid=pid, comm=comm, utime=int(fields[11]), stime=int(fields[12]),
+                    start_ticks=int(fields[19]))
 
 
-def crypt_ticks_between(before: dict[int, TaskTime], after: dict[int, TaskTime]) -> int:
-    """Ticks the wg-crypt workers spent between two reads of *every* kworker
-    (by pid): a worker counts when either read names wg-crypt (a name tells
-    only the latest work item), and a worker born in between counts whole."""
+@dataclass(frozen=True)
+class KworkerReading:
+    """Every kernel worker at one read, and when the read began (clock ticks
+    since boot; None when unknown)."""
+
+    tasks: dict[int, TaskTime]
+    at_ticks: int | None
+
+
+def crypt_ticks_between(before: KworkerReading, after: KworkerReading) -> int:
+    """Ticks the wg-crypt workers spent between two reads of every kworker.
+
+    The one rule (the UI's CPU panel and the throughput self-test both use it):
+    a worker counts when either read names wg-crypt (a name tells only the
+    latest work item). A worker seen only at the second read counts whole if
+    it was born after the first read began, and not at all otherwise: its time
+    before is not this interval's."""
     ticks = 0
-    for pid, task in after.items():
-        old = before.get(pid)
+    for pid, task in after.tasks.items():
+        old = before.tasks.get(pid)
         if old is None:
-            if "wg-crypt-" in task.comm:
+            born_between = before.at_ticks is not None and task.start_ticks >= before.at_ticks
+            if born_between and "wg-crypt-" in task.comm:
                 ticks += task.ticks
         elif "wg-crypt-" in task.comm or "wg-crypt-" in old.comm:
             ticks += max(0, task.ticks - old.ticks)

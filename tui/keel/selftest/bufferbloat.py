@@ -14,20 +14,22 @@ import time
 from keel.parse import iperf3
 from keel.selftest.events import Progress, Report, Sample, SelfTestError, ignore
 from keel.selftest.grading import grade, latency_stats, rpm
-from keel.selftest.peer import RAMP_S, Peer
-from keel.selftest.procs import PingProbe, Processes
+from keel.selftest.peer import RAMP_S, iperf3_argv
+from keel.selftest.procs import Processes
 from keel.selftest.results import BufferbloatResult, PhaseResult
+from keel.system.ping import PingProcess
+from keel.wireguard.peers import TunnelPeer
 
 LOADS = (("download", ["-R"]), ("upload", []), ("bidirectional", ["--bidir"]))
 
 
-def _wait_for_tunnel(probe: PingProbe, seconds: float) -> None:
+def _wait_for_tunnel(probe: PingProcess, seconds: float) -> None:
     deadline = time.time() + seconds
     while time.time() < deadline:
-        if any(not s.lost for s in probe.samples):
+        if any(s.rtt_ms is not None for s in probe.samples):
             return
         time.sleep(0.2)
-    raise SelfTestError(f"no reply from {probe.addr} through the tunnel in {seconds:.0f} s: "
+    raise SelfTestError(f"no reply from {probe.target} through the tunnel in {seconds:.0f} s: "
                         "is the tunnel up? (keel doctor)")
 
 
@@ -40,9 +42,9 @@ def _sleep_with_progress(seconds: float, report: Report, phase: str, done: float
         time.sleep(min(1.0, left))
 
 
-def _run_load(procs: Processes, peer: Peer, args: list[str], seconds: int, streams: int,
+def _run_load(procs: Processes, peer: TunnelPeer, args: list[str], seconds: int, streams: int,
               report: Report, phase: str, done: float, share: float) -> iperf3.Iperf3Result:
-    proc = procs.start(peer.iperf3(streams, seconds, "--json", *args))
+    proc = procs.start(iperf3_argv(peer, streams, seconds, "--json", *args))
     start = time.time()
     seconds += RAMP_S
     while proc.poll() is None:
@@ -63,7 +65,7 @@ def _run_load(procs: Processes, peer: Peer, args: list[str], seconds: int, strea
         raise SelfTestError(f"iperf3 against {peer.tunnel_ip} gave no result") from None
 
 
-def run_bufferbloat(peer: Peer, *, idle_s: int = 5, load_s: int = 10, streams: int = 4,
+def run_bufferbloat(peer: TunnelPeer, *, idle_s: int = 5, load_s: int = 10, streams: int = 4,
                     interval: float = 0.2, report: Report = ignore,
                     cake_bypassed: bool = False) -> BufferbloatResult:
     if idle_s < 5 or load_s < 10:
@@ -73,15 +75,17 @@ def run_bufferbloat(peer: Peer, *, idle_s: int = 5, load_s: int = 10, streams: i
     phase_now = ["idle"]
     total = idle_s + 3 * (load_s + RAMP_S + 1)
 
-    def on_sample(target: str):
-        return lambda addr, s: report(Sample(target, addr, phase_now[0], s))
+    def pinger(target: str, addr: str) -> PingProcess:
+        probe = PingProcess(addr, interval, spawn=procs.start,
+                            on_sample=lambda s: report(Sample(target, addr, phase_now[0], s)))
+        probe.start()
+        return probe
 
     windows: dict[str, tuple[float, float]] = {}
     loads: dict[str, iperf3.Iperf3Result] = {}
     with Processes() as procs:
-        inside = PingProbe(procs, peer.tunnel_ip, interval, on_sample("tunnel"))
-        outside = (PingProbe(procs, peer.public_ip, interval, on_sample("outside"))
-                   if peer.public_ip else None)
+        inside = pinger("tunnel", peer.tunnel_ip)
+        outside = pinger("outside", peer.public_ip) if peer.public_ip else None
         report(Progress("bufferbloat", "idle", 0.0, f"waiting for {peer.tunnel_ip}"))
         _wait_for_tunnel(inside, 15)
         start = time.time()
@@ -96,8 +100,11 @@ def run_bufferbloat(peer: Peer, *, idle_s: int = 5, load_s: int = 10, streams: i
             windows[name] = (start + RAMP_S, time.time())
             done += (load_s + RAMP_S + 1) / total
             time.sleep(1.0)  # let the queues drain between phases
+        last = max(end for _, end in windows.values())
+        for probe in (inside, outside):
+            if probe is not None:
+                probe.settle(last)
         report(Progress("bufferbloat", "done", 1.0, "done"))
-        time.sleep(0.3)
         samples_in = {n: inside.between(*w) for n, w in windows.items()}
         samples_out = {n: outside.between(*w) for n, w in windows.items()} if outside else {}
     return summarize(samples_in, samples_out, loads, cake_bypassed, windows)

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from keel.system.commands import Runner
+from keel.system.qdiscs import cake_roots, read_qdiscs
+from keel.system.source import RunnerSource, SourceError
 
 
-def cake_roots(runner: Runner) -> list[str]:
+def cake_devices(runner: Runner) -> list[str]:
     """Devices with CAKE at their root."""
-    proc = runner.run(["tc", "-j", "qdisc", "show"], check=False)
-    return [q["dev"] for q in json.loads(proc.stdout or "[]")
-            if q.get("kind") == "cake" and q.get("root")]
+    try:
+        return cake_roots(read_qdiscs(RunnerSource(runner)))
+    except SourceError:
+        return []
 
 
 def restore_shaping(runner: Runner) -> list[str]:
@@ -30,7 +32,7 @@ def restore_shaping(runner: Runner) -> list[str]:
 
 @contextmanager
 def cake_bypassed(runner: Runner) -> Iterator[list[str]]:
-    devs = cake_roots(runner)
+    devs = cake_devices(runner)
     try:
         for dev in devs:
             runner.run(["tc", "qdisc", "del", "dev", dev, "root"], check=False)

@@ -44,14 +44,17 @@ def _printer(events: bool) -> Report:
 
 
 def _peer(args):
-    from keel.parse.wgdump import parse_wg_dump
-    from keel.selftest.peer import find_peer
-    from keel.system.commands import Runner
+    from keel.system.source import SourceError
+    from keel.system.wireguard import read_wireguard
+    from keel.wireguard.peers import NoPeer, choose_peer
 
-    proc = Runner().run(["wg", "show", "all", "dump"], check=False)
-    if proc.returncode != 0:
-        raise SelfTestError("no WireGuard interface: the tunnel is not set up (keel doctor)")
-    return find_peer(parse_wg_dump(proc.stdout), args.peer)
+    try:
+        return choose_peer(read_wireguard(), args.peer)
+    except SourceError:
+        raise SelfTestError("no WireGuard interface: the tunnel is not set up (keel doctor)"
+                            ) from None
+    except NoPeer as err:
+        raise SelfTestError(str(err)) from None
 
 
 def _finish(args, report: Report, results: list[TestResult]) -> int:

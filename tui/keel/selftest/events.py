@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from keel.parse.ping import PingSample
+from keel.parse.ping import LatencySample
 from keel.selftest.results import BufferbloatResult, MtuResult, TestResult, ThroughputResult
 
 
@@ -32,14 +32,13 @@ class Progress:
 
 @dataclass(frozen=True)
 class Sample:
-    """A latency probe came back (or did not): for a live plot. A probe still
-    unanswered one interval after it left is reported lost, and again with its
-    RTT if the reply comes late (the same `seq`)."""
+    """A latency probe's fate, once final (keel.parse.ping.PingTracker: its RTT,
+    or lost when no reply came in time): for a live plot."""
 
     target: str  # "tunnel" or "outside"
     address: str
     phase: str
-    sample: PingSample
+    sample: LatencySample
 
 
 @dataclass(frozen=True)
@@ -70,8 +69,7 @@ def to_json(event: Event) -> dict[str, Any]:
     if isinstance(event, Sample):
         s = event.sample
         return {"type": "sample", "target": event.target, "address": event.address,
-                "phase": event.phase, "timestamp": s.timestamp, "seq": s.seq,
-                "rtt_ms": s.rtt_ms}
+                "phase": event.phase, "sent": s.sent, "rtt_ms": s.rtt_ms}
     if isinstance(event, Failed):
         return {"type": "failed"} | asdict(event)
     for name, cls in RESULT_TYPES.items():
@@ -89,8 +87,7 @@ def from_json(obj: dict[str, Any]) -> Event:
         if kind == "sample":
             rtt = obj["rtt_ms"]
             return Sample(obj["target"], obj["address"], obj["phase"],
-                          PingSample(float(obj["timestamp"]), int(obj["seq"]),
-                                     None if rtt is None else float(rtt)))
+                          LatencySample(float(obj["sent"]), None if rtt is None else float(rtt)))
         if kind == "failed":
             return Failed(obj["test"], obj["error"])
         if kind in RESULT_TYPES:

@@ -7,15 +7,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# (upper bound of the increase in ms, grade)
-GRADE_BANDS: tuple[tuple[float, str], ...] = (
-    (5.0, "A+"),
-    (30.0, "A"),
-    (60.0, "B"),
-    (200.0, "C"),
-    (400.0, "D"),
-)
-GRADE_BOUNDARIES_MS = (5.0, 30.0, 60.0)  # drawn on the latency plot
+from keel.thresholds import GRADE_BANDS
 
 
 def percentile(values: Sequence[float], pct: float) -> float:

@@ -4,28 +4,16 @@ it, by binary search with don't-fragment probes, and the WireGuard MTU to use
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
-from pathlib import Path
 
 from keel.selftest.events import Progress, Report, SelfTestError, ignore
-from keel.selftest.peer import Peer
 from keel.selftest.results import MtuResult
+from keel.system.links import read_mtu
+from keel.system.ping import df_probe
+from keel.wireguard.peers import TunnelPeer
 
-ICMP_IPV4_HEADERS = 28
 WG_OVERHEAD = 80
 LOWEST = 576
-
-
-def df_probe(addr: str, mtu: int) -> bool:
-    """Does a packet of `mtu` bytes with DF set reach `addr` (two tries)?"""
-    for _ in range(2):
-        proc = subprocess.run(["ping", "-M", "do", "-n", "-c", "1", "-W", "1",
-                               "-s", str(mtu - ICMP_IPV4_HEADERS), addr],
-                              capture_output=True, text=True, check=False)
-        if proc.returncode == 0:
-            return True
-    return False
 
 
 def path_mtu(probe: Callable[[int], bool], high: int, low: int = LOWEST) -> int:
@@ -45,10 +33,13 @@ def path_mtu(probe: Callable[[int], bool], high: int, low: int = LOWEST) -> int:
 
 
 def _iface_mtu(ifname: str) -> int:
-    return int(Path(f"/sys/class/net/{ifname}/mtu").read_text())
+    mtu = read_mtu(ifname)
+    if mtu is None:
+        raise SelfTestError(f"cannot read {ifname}'s MTU: is it up?")
+    return mtu
 
 
-def run_mtu(peer: Peer, wan_ifname: str | None, report: Report = ignore,
+def run_mtu(peer: TunnelPeer, wan_ifname: str | None, report: Report = ignore,
             probe: Callable[[str, int], bool] = df_probe) -> MtuResult:
     wan_mtu = _iface_mtu(wan_ifname) if wan_ifname else 1500
     wan_path = None

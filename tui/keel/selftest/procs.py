@@ -7,9 +7,7 @@ import contextlib
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Iterator, Sequence
-
-from keel.parse.ping import PingSample, parse_ping_line
+from collections.abc import Sequence
 
 
 class Processes:
@@ -47,37 +45,3 @@ class Processes:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-class PingProbe:
-    """`ping -D -O -n -i INTERVAL addr` in the background; samples as they come."""
-
-    def __init__(self, procs: Processes, addr: str, interval: float = 0.2,
-                 on_sample: Callable[[str, PingSample], None] | None = None) -> None:
-        self.addr = addr
-        self.samples: list[PingSample] = []
-        self._on_sample = on_sample
-        self._proc = procs.start(["ping", "-D", "-O", "-n", "-i", str(interval),
-                                  "-W", "2", addr])
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        assert self._proc.stdout is not None
-        for line in self._proc.stdout:
-            sample = parse_ping_line(line)
-            if sample is not None:
-                self.samples.append(sample)
-                if self._on_sample:
-                    self._on_sample(self.addr, sample)
-
-    def between(self, start: float, end: float) -> list[PingSample]:
-        """Final samples (late replies replace losses) sent in [start, end)."""
-        from keel.parse.ping import final_samples
-
-        return [s for s in final_samples(list(self.samples)) if start <= s.timestamp < end]
-
-
-def lines(proc: subprocess.Popen) -> Iterator[str]:
-    assert proc.stdout is not None
-    yield from proc.stdout

@@ -5,43 +5,37 @@ each phase: softirq plus wg-crypt worker time, as CPU-seconds per gigabit."""
 from __future__ import annotations
 
 import json
-import os
 import time
-from pathlib import Path
 
-from keel.metrics.collectors import read_tasks, scan_kworkers
 from keel.metrics.cpucost import tunnel_cost
 from keel.metrics.snapshots import TunnelCost
-from keel.metrics.source import RealSource
 from keel.parse import iperf3, kworkers, procstat
 from keel.selftest.events import Progress, Report, SelfTestError, ignore
-from keel.selftest.peer import Peer
+from keel.selftest.peer import iperf3_argv
 from keel.selftest.procs import Processes
 from keel.selftest.results import ThroughputPhase, ThroughputResult
+from keel.system.cpu_times import read_cpu_times
+from keel.system.kworkers import HZ, read_kworkers
+from keel.system.links import read_counters
+from keel.thresholds import CORE_SATURATED
+from keel.wireguard.peers import TunnelPeer
 
 PHASES = (("download", ["-R"]), ("upload", []), ("bidirectional", ["--bidir"]))
-BUSY = 0.90  # a core this busy is saturated
-HZ = os.sysconf("SC_CLK_TCK")
 
 
-def read_kworkers() -> dict[int, kworkers.TaskTime]:
-    """Every kernel worker's CPU time, by pid (which of them ran wg-crypt work
-    is decided between two reads: see kworkers.crypt_ticks_between)."""
-    source = RealSource()
-    return read_tasks(source, scan_kworkers(source))
+def wg_bytes(ifname: str) -> int:
+    counters = read_counters(ifname)
+    if counters is None:
+        raise SelfTestError(f"cannot read {ifname}'s counters: is the tunnel up?")
+    return counters.rx_bytes + counters.tx_bytes
 
 
-def wg_bytes(ifname: str, net: Path = Path("/sys/class/net")) -> int:
-    stats = net / ifname / "statistics"
-    return int((stats / "rx_bytes").read_text()) + int((stats / "tx_bytes").read_text())
-
-
-def _run_phase(procs: Processes, peer: Peer, name: str, args: list[str], seconds: int,
+def _run_phase(procs: Processes, peer: TunnelPeer, name: str, args: list[str], seconds: int,
                streams: int, report: Report, done: float, share: float) -> ThroughputPhase:
-    stat_before = procstat.parse_proc_stat(Path("/proc/stat").read_text())
+    stat_before = read_cpu_times()
     crypt_before = read_kworkers()
     bytes_before = wg_bytes(peer.interface)
-    proc = procs.start(peer.iperf3(streams, seconds, "--json-stream", *args))
+    proc = procs.start(iperf3_argv(peer, streams, seconds, "--json-stream", *args))
     end_result: iperf3.Iperf3Result | None = None
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -61,7 +55,7 @@ def _run_phase(procs: Processes, peer: Peer, name: str, args: list[str], seconds
         elif event == "end":
             end_result = data
     proc.wait()
-    stat_after = procstat.parse_proc_stat(Path("/proc/stat").read_text())
+    stat_after = read_cpu_times()
     crypt_after = read_kworkers()
     tunnel_bytes = wg_bytes(peer.interface) - bytes_before
     if end_result is None:
@@ -84,10 +78,10 @@ def _run_phase(procs: Processes, peer: Peer, name: str, args: list[str], seconds
         tunnel_cpu_seconds=round(cost.cpu_seconds, 3) if cost else 0.0,
         seconds_per_gigabit=(round(cost.seconds_per_gigabit, 2)
                              if cost and cost.seconds_per_gigabit is not None else None),
-        core_busy=busy, cpu_bound=any(b >= BUSY for b in busy.values()))
+        core_busy=busy, cpu_bound=any(b >= CORE_SATURATED for b in busy.values()))
 
 
-def run_throughput(peer: Peer, *, seconds: int = 10, streams: int = 4,
+def run_throughput(peer: TunnelPeer, *, seconds: int = 10, streams: int = 4,
                    report: Report = ignore) -> ThroughputResult:
     phases = []
     with Processes() as procs:

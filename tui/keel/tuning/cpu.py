@@ -8,56 +8,13 @@ from __future__ import annotations
 import os
 import signal
 import struct
-from dataclasses import dataclass
 from pathlib import Path
 
-from keel.parse.cpusysfs import CpuFreq, IdleState, parse_cpufreq, parse_cpuidle
-from keel.tuning.sysfs import CPU_ROOT, dump_cpu_sysfs
+from keel.system.cpu_sysfs import CPU_SYSFS
+from keel.system.pm_qos import PM_QOS_DEVICE
 
-PM_QOS_DEVICE = Path("/dev/cpu_dma_latency")
+CPU_ROOT = Path(CPU_SYSFS)
 NET_ROOT = Path("/sys/class/net")
-
-
-@dataclass(frozen=True)
-class CpuTuning:
-    """What is in force now."""
-
-    freq: dict[int, CpuFreq]
-    idle_driver: str
-    idle_states: tuple[IdleState, ...]
-    pm_qos_us: int | None  # the system-wide CPU latency limit in force
-
-    @property
-    def has_cpufreq(self) -> bool:
-        return bool(self.freq)
-
-    @property
-    def has_cpuidle(self) -> bool:
-        return self.idle_driver not in ("", "none") and bool(self.idle_states)
-
-    @property
-    def managed_by_hypervisor(self) -> bool:
-        return not self.has_cpufreq and not self.has_cpuidle
-
-    def states_allowed(self) -> list[IdleState]:
-        """Idle states the kernel may still enter: enabled and within PM QoS."""
-        limit = self.pm_qos_us
-        return [s for s in self.idle_states
-                if not s.disabled and (limit is None or s.latency_us <= limit)]
-
-
-def read_pm_qos(device: Path = PM_QOS_DEVICE) -> int | None:
-    try:
-        raw = device.read_bytes()[:4]
-    except OSError:
-        return None
-    return struct.unpack("<i", raw)[0] if len(raw) == 4 else None
-
-
-def read_tuning(root: Path = CPU_ROOT, pm_qos: Path = PM_QOS_DEVICE) -> CpuTuning:
-    text = dump_cpu_sysfs(root)
-    driver, states = parse_cpuidle(text)
-    return CpuTuning(parse_cpufreq(text), driver, tuple(states), read_pm_qos(pm_qos))
 
 
 def set_governor(governor: str, root: Path = CPU_ROOT) -> list[str]:

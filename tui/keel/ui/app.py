@@ -9,21 +9,15 @@ from typing import Any, ClassVar
 from textual.app import App, SuspendNotSupported
 from textual.binding import Binding
 
-from keel.metrics.collectors import (
-    WG_DUMP,
-    CakeCollector,
-    CpuCollector,
-    TuningCollector,
-    TunnelCollector,
-    first_host,
-)
+from keel.metrics.collectors import CakeCollector, CpuCollector, TuningCollector, TunnelCollector
 from keel.metrics.latency import FakeProbe, LatencyCollector, PingProbe, Probe
-from keel.metrics.source import RealSource, Source, SourceError
-from keel.parse.wgdump import parse_wg_dump
+from keel.system.source import RealSource, Source, SourceError
+from keel.system.wireguard import read_wireguard
 from keel.ui.profile import MODERN, Profile, theme_name
 from keel.ui.screens import DashboardScreen, Footer, MessageScreen, PasswordScreen, SelfTestScreen
 from keel.ui.selftest import RecommendedRates, SelfTestRunner
 from keel.ui.shell import RootPassword, RootShell
+from keel.wireguard.peers import NoPeer, choose_peer
 
 ApplyRates = Callable[[RecommendedRates], str]
 KeepApplied = Callable[[], str]
@@ -86,6 +80,7 @@ class KeelApp(App):
         self.intervals = dict(intervals or {})
         self.password_delay = password_delay
         self.quit_after = quit_after
+        self.latency_running = False
 
     def interval(self, name: str) -> float:
         default = {"tuning": self.profile.data_interval * 5,
@@ -99,14 +94,24 @@ class KeelApp(App):
         self.theme = theme_name(self.profile, set(self.available_themes))
         if self.quit_after:
             self.set_timer(self.quit_after, self.exit)
-        latency = self.collectors.get("latency")
-        if latency is not None and hasattr(latency, "start"):
-            latency.start()
+        self.resume_latency()
 
     def on_unmount(self) -> None:
+        self.pause_latency()
+
+    def pause_latency(self) -> None:
+        """Stop the dashboard's pingers (while a self-test probes on its own)."""
         latency = self.collectors.get("latency")
         if latency is not None and hasattr(latency, "stop"):
             latency.stop()
+        self.latency_running = False
+
+    def resume_latency(self) -> None:
+        """Start them again: new ping processes, new trackers."""
+        latency = self.collectors.get("latency")
+        if latency is not None and hasattr(latency, "start"):
+            latency.start()
+        self.latency_running = True
 
     def action_selftest(self) -> None:
         if not isinstance(self.screen, SelfTestScreen):
@@ -147,23 +152,14 @@ class KeelApp(App):
             footers.first().say(text)
 
 
-def endpoint_host(endpoint: str | None) -> str | None:
-    if not endpoint:
-        return None
-    host = endpoint.rsplit(":", 1)[0]
-    return host.strip("[]")
-
-
 def probe_targets(source: Source) -> tuple[str | None, str | None]:
-    """(address through the tunnel, the peer's public address) of the first peer."""
+    """(address through the tunnel, the peer's public address) of the peer the
+    self-tests would load (keel.wireguard.peers, the one chooser)."""
     try:
-        interfaces = parse_wg_dump(source.run(WG_DUMP))
-    except (SourceError, ValueError):
+        peer = choose_peer(read_wireguard(source))
+    except (SourceError, NoPeer):
         return None, None
-    for iface in interfaces.values():
-        for peer in iface.peers:
-            return first_host(peer.allowed_ips), endpoint_host(peer.endpoint)
-    return None, None
+    return peer.tunnel_ip, peer.public_ip
 
 
 def real_collectors(source: Source | None = None) -> dict[str, Any]:

@@ -11,12 +11,12 @@ from keel.metrics.snapshots import (
     TuningSnapshot,
     TunnelSnapshot,
 )
+from keel.thresholds import HANDSHAKE_STALE_S
 from keel.ui import fmt
 
 TITLE = "bold"
 WARN = "bold red"
 DIM = "bright_black"
-STALE_HANDSHAKE = 180  # s: WireGuard rekeys every 2 minutes while traffic flows
 MAX_PEERS = 3
 MAX_CORES = 4
 TIN_SHORT = {"Best Effort": "BE"}
@@ -46,7 +46,7 @@ def tunnel_lines(snap: TunnelSnapshot | None) -> list[Text]:
     peers = snap.peers
     for peer in peers[:MAX_PEERS]:
         age = peer.handshake_age
-        stale = age is None or age > STALE_HANDSHAKE
+        stale = age is None or age > HANDSHAKE_STALE_S
         line = Text(f"  {fmt.short_key(peer.public_key)} {peer.endpoint or '(no endpoint)':<22}")
         line.append(f"handshake {fmt.age(age):>5}", style=WARN if stale else "")
         line.append(f"  rx {fmt.rate(peer.rx_bps, 6)}  tx {fmt.rate(peer.tx_bps, 6)}")

@@ -22,9 +22,10 @@ from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
-from keel.metrics.snapshots import LatencySample, LatencySnapshot
+from keel.metrics.snapshots import LatencySnapshot
+from keel.parse.ping import LatencySample
+from keel.thresholds import GRADE_LINES_MS
 
-GRADE_LINES_MS = (5.0, 30.0, 60.0)
 SERIES = ("tunnel", "outside")
 ASCII_GLYPHS = {"tunnel": "*", "outside": "o", "loss": "x", "line": "-"}
 RICH_GLYPHS = {"tunnel": "\u25cf", "outside": "\u25cb", "loss": "x", "line": "\u00b7"}

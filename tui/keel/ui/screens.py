@@ -229,7 +229,13 @@ class SelfTestScreen(PollingScreen):
         self.latency = SelfTestLatency()
         label = kind + (" (compare with CAKE bypassed)" if compare else "")
         self.set_status(f"running {label} ...", 0.0)
+        self.keel.pause_latency()  # the test probes on its own: one pinger at a time
         self.running = self._run(kind, {"compare": compare} if compare else {})
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        super().on_worker_state_changed(event)
+        if event.worker.group == "selftest" and event.worker.is_finished:
+            self.keel.resume_latency()
 
     @work(thread=True, exclusive=True, group="selftest", exit_on_error=False)
     def _run(self, kind: str, options: dict[str, Any]) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from keel.parse.ping import PingSample
+from keel.parse.ping import LatencySample
 from keel.selftest.events import Event, Failed, Progress, Sample
 from keel.selftest.grading import LatencyStats
 from keel.selftest.report import short_lines
@@ -108,14 +108,13 @@ def fake_bufferbloat(increase_ms: float, bypassed: bool) -> BufferbloatResult:
 def fake_samples(phase: str, start: float, seconds: float, base_ms: float,
                  load_ms: float) -> list[Event]:
     events: list[Event] = []
-    first = round((start - FAKE_START) * 5)  # one ping: sequence numbers go on
+    first = round((start - FAKE_START) * 5)
     for i in range(first, first + int(seconds * 5)):
-        t = FAKE_START + i * 0.2
+        t = FAKE_START + i * 0.2  # when the reply came
         wave = load_ms * ((i * 7919) % 13) / 13
-        events.append(Sample("tunnel", "10.99.0.2", phase,
-                             PingSample(t, i, round(base_ms + wave, 2))))
-        events.append(Sample("outside", "192.0.2.2", phase,
-                             PingSample(t, i, round(3.1 + wave / 10, 2))))
+        for target, address, rtt in (("tunnel", "10.99.0.2", round(base_ms + wave, 2)),
+                                     ("outside", "192.0.2.2", round(3.1 + wave / 10, 2))):
+            events.append(Sample(target, address, phase, LatencySample(t - rtt / 1000, rtt)))
     return events
 
 

@@ -1,21 +1,19 @@
 """The self-test screen's latency plot data: the `sample` events of the
-running self-test (its own 5 Hz probes) as LatencySnapshots.
-
-A probe the self-test reported unanswered is held back: a late reply replaces
-it, and it counts as lost only when no reply came within `loss_after` seconds
-(as on the dashboard)."""
+running self-test (its own 5 Hz probes, already final: the self-test decided
+each probe's RTT or loss with keel.parse.ping.PingTracker) as
+LatencySnapshots."""
 
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
 
-from keel.metrics.latency import INTERVAL, idle_baseline
-from keel.metrics.snapshots import LatencySample, LatencySnapshot, SeriesSnapshot
+from keel.metrics.latency import idle_baseline
+from keel.metrics.snapshots import LatencySnapshot, SeriesSnapshot
+from keel.parse.ping import LatencySample
 from keel.selftest.events import Sample
 
 ORDER = ("tunnel", "outside")
-RESTART = 100  # a sequence number this far below the highest seen: ping started again
 
 
 @dataclass
@@ -24,46 +22,23 @@ class _Series:
     new: list[LatencySample] = field(default_factory=list)
     history: deque[LatencySample] = field(default_factory=lambda: deque(maxlen=1500))
     idle: list[float] = field(default_factory=list)
-    pending: dict[int, float] = field(default_factory=dict)  # seq -> send time
-    done: set[int] = field(default_factory=set)
-    top_seq: int = 0
 
 
 class SelfTestLatency:
-    def __init__(self, loss_after: float = 3.0, recent: int = 50) -> None:
-        self.loss_after, self.recent = loss_after, recent
+    def __init__(self, recent: int = 50) -> None:
+        self.recent = recent
         self._series: dict[str, _Series] = {}
         self.now: float | None = None
 
     def add(self, event: Sample) -> None:
         s = event.sample
         series = self._series.setdefault(event.target, _Series(event.address))
-        self.now = max(self.now or s.timestamp, s.timestamp)
-        if s.seq + RESTART < series.top_seq:  # a new ping (the second run of a compare)
-            series.done.clear()
-            series.pending.clear()
-        series.top_seq = s.seq if s.seq + RESTART < series.top_seq else max(series.top_seq, s.seq)
-        if s.seq in series.done:
-            return
-        if s.rtt_ms is None:
-            series.pending.setdefault(s.seq, s.timestamp - INTERVAL)
-            return
-        series.pending.pop(s.seq, None)
-        series.done.add(s.seq)
-        self._keep(series, LatencySample(s.timestamp - s.rtt_ms / 1000, s.rtt_ms))
-        if event.phase == "idle":
+        seen = s.sent + (s.rtt_ms or 0.0) / 1000
+        self.now = max(self.now or seen, seen)
+        series.new.append(s)
+        series.history.append(s)
+        if event.phase == "idle" and s.rtt_ms is not None:
             series.idle.append(s.rtt_ms)
-
-    def _keep(self, series: _Series, sample: LatencySample) -> None:
-        series.new.append(sample)
-        series.history.append(sample)
-
-    def _expire(self, series: _Series, now: float) -> None:
-        for seq, sent in sorted(series.pending.items(), key=lambda kv: kv[1]):
-            if now - sent > self.loss_after:
-                del series.pending[seq]
-                series.done.add(seq)
-                self._keep(series, LatencySample(sent, None))
 
     def snapshot(self) -> LatencySnapshot | None:
         """What arrived since the last snapshot; None before the first sample."""
@@ -73,7 +48,6 @@ class SelfTestLatency:
         names = sorted(self._series, key=lambda n: ORDER.index(n) if n in ORDER else len(ORDER))
         for name in names:
             series = self._series[name]
-            self._expire(series, self.now)
             new, series.new = tuple(sorted(series.new, key=lambda s: s.sent)), []
             got = [s.rtt_ms for s in series.history if s.rtt_ms is not None]
             tail = list(series.history)[-self.recent:]

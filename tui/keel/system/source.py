@@ -1,5 +1,6 @@
-"""Where collectors read from: files and commands behind one small interface,
-so tests feed fixtures and the appliance reads /proc, /sys and runs tools."""
+"""Where every reader of the system reads from: files and commands behind one
+small interface, so tests feed fixtures and the appliance reads /proc, /sys
+and runs tools. The readers of each fact (keel.system.*) take a Source."""
 
 from __future__ import annotations
 
@@ -85,3 +86,24 @@ class FixtureSource:
         if not names:
             raise SourceError(2, "No such directory (fixture)", path)
         return sorted(names)
+
+
+class RunnerSource:
+    """A Source over a Runner (keel.system.commands): the apply plan's probe
+    reads through the same readers as the collectors, and its fake runners in
+    tests see every command it runs."""
+
+    def __init__(self, runner) -> None:  # a keel.system.commands.Runner
+        self.runner = runner
+
+    def read_text(self, path: str) -> str:
+        return RealSource().read_text(path)
+
+    def run(self, argv: Sequence[str]) -> str:
+        proc = self.runner.run(list(argv), check=False)
+        if proc.returncode != 0:
+            raise SourceError(f"{' '.join(argv)}: {(proc.stderr or '').strip() or proc.returncode}")
+        return proc.stdout
+
+    def listdir(self, path: str) -> list[str]:
+        return RealSource().listdir(path)

@@ -1,0 +1,119 @@
+"""The one ping process type: `ping -D -O -n -i INTERVAL target` read line by
+line on a thread, its lines turned into final samples by
+keel.parse.ping.PingTracker (one timestamp rule, one loss rule). The
+dashboard's latency probes and the bufferbloat self-test both run it."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+
+from keel.parse.ping import LOSS_AFTER_S, LatencySample, PingTracker
+
+INTERVAL = 0.2  # 5 Hz
+
+Spawn = Callable[[Sequence[str]], "subprocess.Popen[str]"]
+
+
+def _popen(argv: Sequence[str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            stdin=subprocess.DEVNULL, text=True, bufsize=1,
+                            start_new_session=True)
+
+
+def ping_argv(target: str, interval: float = INTERVAL) -> list[str]:
+    return ["ping", "-D", "-O", "-n", "-i", str(interval), target]
+
+
+class PingProcess:
+    """One ping process and its reader thread. Each start() runs a new
+    process with a new tracker (sequence numbers start again with it).
+    `on_sample` is called on the reader thread with each final sample."""
+
+    def __init__(self, target: str, interval: float = INTERVAL,
+                 loss_after: float = LOSS_AFTER_S, spawn: Spawn = _popen,
+                 on_sample: Callable[[LatencySample], None] | None = None,
+                 argv: Sequence[str] | None = None, keep: int = 5000) -> None:
+        self.target, self.interval, self.loss_after = target, interval, loss_after
+        self.argv = list(argv or ping_argv(target, interval))
+        self.spawn, self.on_sample = spawn, on_sample
+        self.samples: deque[LatencySample] = deque(maxlen=keep)  # every final sample
+        self._new: list[LatencySample] = []
+        self._lock = threading.Lock()
+        self._tracker = PingTracker(interval, loss_after)
+        self._proc: subprocess.Popen[str] | None = None
+        self.error: str | None = None
+
+    def start(self) -> None:
+        self._tracker = PingTracker(self.interval, self.loss_after)
+        try:
+            self._proc = self.spawn(self.argv)
+        except OSError as exc:
+            self.error = f"{self.argv[0]}: {exc.strerror}"
+            return
+        threading.Thread(target=self._read, args=(self._proc, self._tracker),
+                         name=f"ping-{self.target}", daemon=True).start()
+
+    def _read(self, proc: subprocess.Popen[str], tracker: PingTracker) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            with self._lock:
+                got = tracker.feed(line)
+                self._keep(got)
+            for sample in got:
+                if self.on_sample is not None:
+                    self.on_sample(sample)
+
+    def _keep(self, got: list[LatencySample]) -> None:
+        self.samples.extend(got)
+        self._new.extend(got)
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    def drain(self, now: float) -> list[LatencySample]:
+        """What became final since the last drain (overdue probes lost by now)."""
+        with self._lock:
+            self._keep(self._tracker.expire(now))
+            out, self._new = self._new, []
+        return sorted(out, key=lambda s: s.sent)
+
+    def between(self, start: float, end: float) -> list[LatencySample]:
+        """Final samples of the probes sent in [start, end)."""
+        with self._lock:
+            return sorted((s for s in self.samples if start <= s.sent < end),
+                          key=lambda s: s.sent)
+
+    def settle(self, before: float, clock: Callable[[], float] = time.time) -> None:
+        """Wait until every probe sent before `before` is final (at most the
+        loss timeout and one interval)."""
+        deadline = clock() + self.loss_after + self.interval
+        while clock() < deadline:
+            with self._lock:
+                self._keep(self._tracker.expire(clock()))
+                if not self._tracker.pending_before(before):
+                    return
+            time.sleep(self.interval)
+
+
+ICMP_IPV4_HEADERS = 28  # IPv4 + ICMP headers: `ping -s` counts the payload only
+
+
+def df_probe(addr: str, mtu: int, tries: int = 2) -> bool:
+    """Does a packet of `mtu` bytes with don't-fragment set reach `addr`?"""
+    argv = ["ping", "-M", "do", "-n", "-c", "1", "-W", "1",
+            "-s", str(mtu - ICMP_IPV4_HEADERS), addr]
+    for _ in range(tries):
+        if subprocess.run(argv, capture_output=True, text=True, check=False).returncode == 0:
+            return True
+    return False
