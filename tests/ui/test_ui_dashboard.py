@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import asyncio
 
-from keel.metrics.fake import FakeLiveSource
+from keel.system.fake import FakeLiveSource
 from keel.system.source import FixtureSource
 from keel.ui.lines import LinesPanel
 from keel.ui.profile import MODERN
+from tests.fixtures.sources import fixture_source, lab
 from tests.ui.uihelpers import (
     asynctest,
     fixture_collectors,
-    fixture_source,
-    lab,
     make_app,
     screen_lines,
     settle,

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from keel.selftest.events import Failed, Progress
 from keel.ui.lines import LinesPanel
-from keel.ui.profile import CONSOLE, MODERN, apply_environment, choose, is_console, theme_name
+from keel.ui.profile import CONSOLE, MODERN
 from keel.ui.screens import ConfirmScreen, MessageScreen, PasswordScreen, SelfTestScreen
 from keel.ui.selftest import FakeSelfTestRunner, RecommendedRates
-from keel.ui.shell import RootPassword, RootShell, shadow_entry
-from tests.ui.uihelpers import asynctest, make_app, screen_lines, settle
+from tests.ui.uihelpers import (
+    asynctest,
+    fixture_collectors,
+    make_app,
+    screen_lines,
+    settle,
+    shell_with,
+)
 
 
 def text_of(app, name: str) -> str:
@@ -55,6 +61,39 @@ async def test_bufferbloat_shows_progress_grade_and_applies_rates():
         await settle(pilot)
         assert applied == [RecommendedRates(38_000_000, 85_000_000)]
         assert text_of(app, "st-status").startswith("applied: rolls back in 60 s")
+
+
+class CountingLatency:
+    """The dashboard's latency collector, counting its pingers' starts and stops."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.calls = inner, []
+
+    def start(self) -> None:
+        self.calls.append("start")
+
+    def stop(self) -> None:
+        self.calls.append("stop")
+
+    def poll(self):
+        return self.inner.poll()
+
+
+@asynctest
+async def test_the_dashboards_pingers_pause_while_a_test_probes():
+    collectors = fixture_collectors()
+    latency = collectors["latency"] = CountingLatency(collectors["latency"])
+    runner = FakeSelfTestRunner(delay=0.05)
+    app = make_app(collectors=collectors, runner=runner)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert latency.calls == ["start"] and app.latency_running
+        await pilot.press("s", "b")
+        await pilot.pause()
+        assert latency.calls == ["start", "stop"] and not app.latency_running
+        await settle(pilot)
+        assert text_of(app, "st-status").startswith("bufferbloat done")
+        assert latency.calls == ["start", "stop", "start"] and app.latency_running
 
 
 @asynctest
@@ -117,7 +156,6 @@ async def test_selftest_screen_plots_the_tests_own_samples():
 
 @asynctest
 async def test_big_grade_in_half_blocks_outside_the_console():
-    from keel.ui.profile import MODERN
 
     app = make_app(MODERN)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -128,48 +166,6 @@ async def test_big_grade_in_half_blocks_outside_the_console():
 
 
 # --- the root shell --------------------------------------------------------
-
-def fake_hasher(password: str, setting: str) -> str:
-    return setting if password == "s3cret" else "$6$salt$wrong"
-
-
-class RecordingShell(RootShell):
-    launched = 0
-
-    def launch(self) -> int:
-        self.launched += 1
-        return 0
-
-
-def shell_with(tmp_path, field: str) -> RecordingShell:
-    shadow = tmp_path / "shadow"
-    shadow.write_text(f"root:{field}:19000:0:99999:7:::\nnobody:*:19000::::::\n")
-    return RecordingShell(str(shadow), hasher=fake_hasher)
-
-
-def test_root_password_states(tmp_path):
-    assert shell_with(tmp_path, "$6$salt$hash").status() is RootPassword.SET
-    assert shell_with(tmp_path, "").status() is RootPassword.EMPTY
-    assert shell_with(tmp_path, "!").status() is RootPassword.LOCKED
-    assert RootShell(str(tmp_path / "missing")).status() is RootPassword.UNREADABLE
-    shell = shell_with(tmp_path, "$6$salt$hash")
-    assert shell.verify("s3cret") and not shell.verify("guess")
-    assert not shell_with(tmp_path, "").verify("")  # empty never opens a shell
-    assert shadow_entry("root::1:::\n") == ""
-
-
-def test_real_hash_check_with_openssl(tmp_path):
-    import subprocess
-
-    from keel.ui.shell import default_hasher, openssl_hasher
-
-    field = subprocess.run(["openssl", "passwd", "-6", "-salt", "abcdefgh", "-stdin"],
-                           input="s3cret\n", capture_output=True, text=True).stdout.strip()
-    for hasher in (openssl_hasher(), default_hasher()):
-        shell = RootShell(str(tmp_path / "shadow"), hasher=hasher)
-        (tmp_path / "shadow").write_text(f"root:{field}:19000::::::\n")
-        assert shell.verify("s3cret") and not shell.verify("s3cret ")
-
 
 @asynctest
 async def test_shell_after_the_right_password(tmp_path):
@@ -219,24 +215,6 @@ async def test_three_wrong_passwords_close_the_dialog(tmp_path):
 
 
 # --- profile and ping -------------------------------------------------------
-
-def test_console_profile_is_chosen_from_term_and_tty():
-    assert is_console("linux", "/dev/pts/0")
-    assert is_console("vt220", "")
-    assert is_console("xterm-256color", "/dev/tty1")
-    assert is_console("xterm", "/dev/ttyS0")
-    assert not is_console("xterm-256color", "/dev/pts/3")
-    assert choose(environ={"TERM": "linux"}, tty="/dev/pts/1") is CONSOLE
-    assert choose(environ={"TERM": "xterm"}, tty="/dev/pts/1") is MODERN
-    assert choose(False, environ={"TERM": "linux"}, tty="/dev/tty1") is MODERN
-    assert choose(True, environ={"TERM": "xterm"}, tty="/dev/pts/1") is CONSOLE
-    env: dict[str, str] = {}
-    apply_environment(CONSOLE, env)
-    assert env["TEXTUAL_ANIMATIONS"] == "none" and int(env["TEXTUAL_FPS"]) <= 10
-    assert not CONSOLE.mouse and CONSOLE.data_interval >= 1.0
-    assert theme_name(CONSOLE, {"textual-ansi", "textual-dark"}) == "textual-ansi"
-    assert theme_name(CONSOLE, {"ansi-dark", "textual-ansi"}) == "ansi-dark"
-
 
 @asynctest
 async def test_console_app_uses_the_ansi_theme():

@@ -8,12 +8,17 @@ imports alike), and by running `keel --help` in a fresh interpreter.
 - keel.ui imported only by keel.cli (and keel.ui itself).
 - config, model, render and parse touch no system: no subprocess, no
   keel.system, and nothing above them.
+- keel.system is the one reader of the running system: no module outside it
+  names a path under /proc, /sys or /dev (keel.tuning writes the sysfs files
+  it tunes), and only the modules that start processes of their own (a load,
+  a shell, a child keel, `keel apply`) import subprocess.
 - `keel --help` loads no Textual; a sub-command that cannot be imported fails
   loudly (keel.cli imports them without catching ImportError)."""
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from functools import cache
@@ -113,3 +118,48 @@ def test_a_broken_sub_command_fails_loudly(tmp_path):
     assert proc.returncode != 0
     assert "a_module_that_does_not_exist" in proc.stderr
     assert "invalid choice" not in proc.stderr
+
+
+SYSTEM_PATH = re.compile(r"^/(proc|sys|dev)(/[\w.:-]*)*$")
+# who may name such a path outside keel.system, and why
+WRITES_THE_SYSTEM = ("keel.tuning",)  # the governor, RPS/XPS masks, the PM QoS request
+# who may start processes outside keel.system, and why
+STARTS_PROCESSES = {
+    "keel.selftest.procs": "the self-tests' iperf3 load",
+    "keel.ui.shell": "the console's root shell",
+    "keel.ui.selftest_runner": "`keel selftest --events` as a child",
+    "keel.apply.rates": "`keel apply --confirm` from the console",
+    "keel.apply.command": "`keel apply` re-run by the boot and rollback paths",
+}
+
+
+@cache
+def path_constants() -> dict[str, set[str]]:
+    """Every keel module -> the string constants in it that are system paths
+    (docstrings are not constants of the code, and messages do not match)."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+                and n.body and isinstance(n.body[0], ast.Expr)
+                and isinstance(n.body[0].value, ast.Constant)}
+        found[module_name(path)] = {
+            n.value for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+            and SYSTEM_PATH.match(n.value)}
+    return found
+
+
+def test_only_keel_system_reads_proc_sys_and_dev():
+    readers = sorted(f"{mod}: {sorted(paths)}" for mod, paths in path_constants().items()
+                     if paths and not within(mod, ("keel.system", *WRITES_THE_SYSTEM)))
+    assert readers == []
+    assert path_constants()["keel.system.cpu_times"] == {"/proc/stat"}  # the walk sees them
+
+
+def test_only_process_starters_import_subprocess():
+    starters = {mod for mod, deps in imports().items() if "subprocess" in deps}
+    assert starters - set(STARTS_PROCESSES) - {m for m in starters if within(m, "keel.system")} \
+        == set()
+    assert set(STARTS_PROCESSES) <= starters  # the list names no module that no longer does

@@ -4,15 +4,8 @@ timeout, an unreachable probe is lost at once."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from keel.parse.ping import LOSS_AFTER_S, PingTracker, track
-
-LAB = Path(__file__).resolve().parents[2] / "fixtures" / "lab"
-
-
-def lab(name: str) -> str:
-    return (LAB / name).read_text()
+from tests.fixtures.sources import lab
 
 
 def test_late_replies_are_not_losses():

@@ -10,6 +10,7 @@ from keel.parse.tcqdisc import Qdisc
 from keel.system import links, pm_qos
 from keel.system.commands import Runner
 from keel.system.cpu_sysfs import CpuTuning, read_tuning
+from keel.system.processes import pid_alive, pidfile_pid
 from keel.system.qdiscs import read_qdiscs, root_qdisc
 from keel.system.source import RunnerSource, SourceError
 
@@ -82,11 +83,8 @@ class Probe:
         return read_tuning()
 
     def pid_alive(self, pidfile: str) -> bool:
-        try:
-            pid = int(Path(pidfile).read_text().split()[0])
-        except (OSError, ValueError, IndexError):
-            return False
-        return Path(f"/proc/{pid}").exists()
+        pid = pidfile_pid(pidfile)
+        return pid is not None and pid_alive(pid)
 
     def cpu_count(self) -> int:
         return os.cpu_count() or 1

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from keel.system.processes import pid_alive
+
 
 @dataclass(frozen=True)
 class Step:
@@ -40,7 +42,7 @@ def _kill_pidfile(pidfile: str, wait: float = 3.0) -> None:
         Path(pidfile).unlink(missing_ok=True)
         return
     deadline = time.monotonic() + wait
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+    while pid_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     Path(pidfile).unlink(missing_ok=True)
 

@@ -10,6 +10,7 @@ import time
 from keel.doctor import checks, collect
 from keel.model import Tuning
 from keel.system.commands import Runner
+from keel.system.kernel import kernel_feature_presence
 
 SYMBOL = {checks.OK: "ok  ", checks.INFO: "info", checks.WARN: "WARN", checks.FAIL: "FAIL"}
 
@@ -28,7 +29,7 @@ def run_doctor(as_json: bool, seconds: float) -> int:
         found.append(checks.Check("config", str(source), checks.FAIL, err.summary(),
                                   {"problems": err.error.lines()}))
     found += checks.check_boot(boot.read_record(engine.RUN_DIR))
-    found += checks.check_kernel(collect.kernel_feature_presence())
+    found += checks.check_kernel(kernel_feature_presence())
     asked = model.tuning if model is not None else Tuning()
     found += checks.check_tuning(collect.tuning(), asked.governor,
                                  asked.max_cstate_latency_us if asked.hold_latency else None)

@@ -26,7 +26,7 @@ from keel.metrics.snapshots import (
 )
 from keel.parse.kworkers import KworkerReading, crypt_ticks_between
 from keel.parse.procstat import CpuShare, shares
-from keel.system.cpu_sysfs import read_tuning
+from keel.system.cpu_sysfs import cpuinfo_mhz, read_tuning
 from keel.system.cpu_times import read_cpu_times
 from keel.system.kworkers import HZ, read_kworkers
 from keel.system.links import Counters, read_counters, wireguard_interfaces
@@ -193,15 +193,6 @@ class TuningCollector:
                  pm_qos: Callable[[], int | None] = read_pm_qos) -> None:
         self.source, self.pm_qos = source, pm_qos
 
-    def _cpuinfo_mhz(self) -> float | None:
-        try:
-            text = self.source.read_text("/proc/cpuinfo")
-        except SourceError:
-            return None
-        values = [float(line.split(":", 1)[1]) for line in text.splitlines()
-                  if line.startswith("cpu MHz") and ":" in line]
-        return sum(values) / len(values) if values else None
-
     def poll(self) -> TuningSnapshot:
         tuning = read_tuning(self.source, pm_qos=self.pm_qos)
         freq, driver, states = tuning.freq, tuning.idle_driver, tuning.idle_states
@@ -216,7 +207,7 @@ class TuningCollector:
             mx = max(f.max_khz for f in freq.values()) / 1000
             source = "cpufreq"
         else:
-            cur, mx, source = self._cpuinfo_mhz(), None, "cpuinfo"
+            cur, mx, source = cpuinfo_mhz(self.source), None, "cpuinfo"
         return TuningSnapshot(
             governors=tuple(sorted({f.governor for f in freq.values()})),
             cur_mhz=cur, max_mhz=mx, mhz_source=source, idle_driver=driver,

@@ -22,21 +22,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 
 from keel.stall.summary import StallSecond, summarise
+from keel.system.cpu_times import PROC_STAT, proc_stat_text
 
 PERIOD = 0.010  # seconds slept per sample
-STAT_PATH = "/proc/stat"
+STAT_PATH = PROC_STAT
 
 
 def online_cpus() -> list[int]:
     return sorted(os.sched_getaffinity(0))
-
-
-def _read(path: str) -> str | None:
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError:
-        return None
 
 
 class StallMeter:
@@ -128,7 +121,7 @@ class StallMeter:
         itself missed (it was starved too) is folded into the next one."""
         stop = stop or threading.Event()
         start = time.monotonic()
-        before = _read(self.stat_path)
+        before = proc_stat_text(path=self.stat_path)
         self.take()  # what the threads noted while starting belongs to no second
         last = start
         given = 0
@@ -137,7 +130,7 @@ class StallMeter:
             if stop.wait(max(0.0, start + k - time.monotonic())):
                 return
             now = time.monotonic()
-            after = _read(self.stat_path)
+            after = proc_stat_text(path=self.stat_path)
             late = self.take()
             yield summarise(late, before, after, now - last, t=time.time(),
                             realtime=self.realtime)

@@ -83,3 +83,14 @@ def read_tuning(source: Source | None = None, root: str = CPU_SYSFS,
     text = cpu_sysfs_text(source, root)
     driver, states = parse_cpuidle(text)
     return CpuTuning(parse_cpufreq(text), driver, tuple(states), pm_qos())
+
+
+def cpuinfo_mhz(source: Source | None = None) -> float | None:
+    """The mean clock /proc/cpuinfo reports (where there is no cpufreq)."""
+    try:
+        text = (source or RealSource()).read_text("/proc/cpuinfo")
+    except SourceError:
+        return None
+    values = [float(line.split(":", 1)[1]) for line in text.splitlines()
+              if line.startswith("cpu MHz") and ":" in line]
+    return sum(values) / len(values) if values else None

@@ -95,9 +95,9 @@ class PingProcess:
                           key=lambda s: s.sent)
 
     def settle(self, before: float, clock: Callable[[], float] = time.time) -> None:
-        """Wait until every probe sent before `before` is final (at most the
-        loss timeout and one interval)."""
-        deadline = clock() + self.loss_after + self.interval
+        """Wait until every probe sent before `before` is final (at most until
+        the loss timeout after `before`, and two intervals)."""
+        deadline = max(clock(), before) + self.loss_after + 2 * self.interval
         while clock() < deadline:
             with self._lock:
                 self._keep(self._tracker.expire(clock()))

@@ -179,7 +179,7 @@ def fake_collectors(clock: Callable[[], float] = time.monotonic,
                     wallclock: Callable[[], float] = time.time,
                     cpufreq: bool = False) -> dict[str, Any]:
     """Live-looking data without a router (benchmark, development)."""
-    from keel.metrics.fake import FakeLiveSource
+    from keel.system.fake import FakeLiveSource
 
     source = FakeLiveSource(clock, wallclock, cpufreq=cpufreq)
     probes = [FakeProbe("tunnel", "10.99.0.2", base_ms=4.8, load_ms=40, loss_every=97),

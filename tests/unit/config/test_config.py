@@ -15,7 +15,7 @@ from keel.config.errors import ConfigError
 from keel.config.load import load_text
 from keel.model import model_from_config
 
-TOP = Path(__file__).resolve().parents[2]
+TOP = Path(__file__).resolve().parents[3]
 DEFAULT = TOP / "overlay/etc/keel/keel.toml"
 EXAMPLES = TOP / "tui/keel/config/examples"
 KEY_A = "HlOu1tgN6jIPCqo/B9y+b7TT1bltyagEMGZGjSZNPVI="

@@ -23,7 +23,7 @@ from keel.selftest.results import (
     ThroughputResult,
 )
 
-EVENTS = Path(__file__).resolve().parents[1] / "fixtures" / "selftest" / "bufferbloat.events.jsonl"
+EVENTS = Path(__file__).resolve().parents[2] / "fixtures" / "selftest" / "bufferbloat.events.jsonl"
 
 STATS = LatencyStats(25, 1, 4.8, 6.5, 7.7)
 BLOAT = BufferbloatResult(

@@ -9,10 +9,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from config_cli import run_config as _run
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_config_property import document
 
 from keel.config import paths
 from keel.config.errors import MAX_SHOWN, ConfigError
@@ -20,6 +18,8 @@ from keel.config.keypath import looks_secret
 from keel.config.load import load_text, parse_config, read_config
 from keel.config.prescan import MAX_DEPTH, prescan
 from keel.config.removed import drop_removed
+from tests.unit.config.config_cli import run_config as _run
+from tests.unit.config.test_config_property import document
 
 SECRET = "mJ1JYpGGd2ghT2bsyeZmoTpOG3C/a1j4KZl41LPf5lw="
 
@@ -225,7 +225,7 @@ def test_a_removed_key_is_no_longer_written_or_shipped():
     from keel.config.describe import walk
 
     assert not any("ecn" in info.path for info in walk())
-    top = Path(__file__).resolve().parents[2]
+    top = Path(__file__).resolve().parents[3]
     for path in [top / "overlay/etc/keel/keel.toml",
                  *(top / "tui/keel/config/examples").glob("*.toml")]:
         assert "ecn_" not in path.read_text(), path

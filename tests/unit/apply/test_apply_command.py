@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fake_router import fake_router
 
 from keel.apply import command
 from keel.config import paths
+from tests.unit.apply.fake_router import fake_router
 
 EDGE = paths.example_text("edge").split("[wireguard]")[0].replace('attach = "tunnel"',
                                                                    'attach = "wan"')

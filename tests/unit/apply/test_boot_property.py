@@ -9,15 +9,15 @@ from __future__ import annotations
 import tomllib
 from typing import Any
 
-from fake_router import FAKE_PRIVATE_KEY, fake_router
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_config_property import KEYS, LEAVES, document, place, value_for
 
 from keel.apply import boot
 from keel.config import paths
 from keel.config.errors import ConfigError
 from keel.config.load import parse_config
+from tests.unit.apply.fake_router import FAKE_PRIVATE_KEY, fake_router
+from tests.unit.config.test_config_property import KEYS, LEAVES, document, place, value_for
 
 BOOT = settings(max_examples=150, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

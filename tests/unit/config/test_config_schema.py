@@ -17,7 +17,7 @@ from keel.config.load import load_file, load_text
 from keel.config.relations import cross_checks
 from keel.config.schema import OVERHEAD_PRESETS, Config, Rule
 
-TOP = Path(__file__).resolve().parents[2]
+TOP = Path(__file__).resolve().parents[3]
 DEFAULT = TOP / "overlay/etc/keel/keel.toml"
 EXAMPLES = TOP / "tui/keel/config/examples"
 SHIPPED = [DEFAULT, EXAMPLES / "edge.toml", EXAMPLES / "hub.toml"]

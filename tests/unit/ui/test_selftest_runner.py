@@ -16,7 +16,7 @@ from keel.ui.selftest import outcome
 from keel.ui.selftest_latency import SelfTestLatency
 from keel.ui.selftest_runner import KeelSelfTestRunner
 
-EVENTS = Path(__file__).resolve().parents[1] / "fixtures" / "selftest" / "bufferbloat.events.jsonl"
+EVENTS = Path(__file__).resolve().parents[2] / "fixtures" / "selftest" / "bufferbloat.events.jsonl"
 
 
 def fake_keel(tmp_path, body: str) -> tuple[str, ...]:

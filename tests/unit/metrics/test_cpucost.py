@@ -7,7 +7,7 @@ import pytest
 from keel.metrics.collectors import CpuCollector
 from keel.metrics.cpucost import cpu_warnings, tunnel_cost
 from keel.parse.procstat import CpuShare, parse_proc_stat
-from tests.ui.uihelpers import CRYPT_SHIFT, WG_RX, WG_TX, fixture_source, lab
+from tests.fixtures.sources import CRYPT_SHIFT, WG_RX, WG_TX, fixture_source, lab
 
 BEFORE = parse_proc_stat(lab("proc-stat-before.txt"))
 AFTER = parse_proc_stat(lab("proc-stat-after.txt"))

@@ -4,11 +4,11 @@ once, never echoing a secret; `keel config check` prints them and exits 2."""
 from __future__ import annotations
 
 import pytest
-from config_cli import run_config as _run
 
 from keel.config import paths
 from keel.config.errors import ConfigError, Problem
 from keel.config.load import load_file, load_text
+from tests.unit.config.config_cli import run_config as _run
 
 KEY_A = "HlOu1tgN6jIPCqo/B9y+b7TT1bltyagEMGZGjSZNPVI="
 KEY_B = "DGDJOoNeCQAxEAKW/6R/XQpwi4FNhdoJTo1LLorzzRg="

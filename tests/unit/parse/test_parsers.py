@@ -10,7 +10,7 @@ import pytest
 
 from keel.parse import cpusysfs, iperf3, kworkers, ping, procstat, tcqdisc, wgdump
 
-LAB = Path(__file__).resolve().parents[1] / "fixtures" / "lab"
+LAB = Path(__file__).resolve().parents[2] / "fixtures" / "lab"
 
 
 def text(name: str) -> str:

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from fake_router import FAKE_PRIVATE_KEY, FakeRouter, fake_router
 
 from keel.apply import boot, engine
 from keel.config import paths
 from keel.doctor.checks import FAIL, OK, WARN, check_boot
+from tests.unit.apply.fake_router import FAKE_PRIVATE_KEY, FakeRouter, fake_router
 
 DEFAULT = (paths.example_text("edge").split("[wireguard]")[0]
            .replace('attach = "tunnel"', 'attach = "wan"'))  # no tunnel
