@@ -6,6 +6,8 @@
     keel show pubkey|revisions                           what the router is
     keel doctor [--json]                                 what is really in force
     keel config check|example ...                        the config file
+    keel selftest throughput|bufferbloat|mtu             against the WireGuard peer
+    keel stall-meter                                     how late the CPU comes back (a daemon)
     keel tui                                             the console UI
 """
 
@@ -104,10 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
     from keel.config.cli import add_config_commands
     from keel.doctor.cli import add_doctor_command
     from keel.selftest.cli import add_selftest_commands
+    from keel.stall.cli import register as add_stall_meter_command
     from keel.ui.cli import add_tui_command
 
     for add in (add_config_commands, add_doctor_command, add_selftest_commands,
-                add_tui_command):
+                add_stall_meter_command, add_tui_command):
         add(sub)
     return parser
 
