@@ -22,3 +22,52 @@ GRADE_BANDS: tuple[tuple[float, str], ...] = (
     (400.0, "D"),
 )
 GRADE_LINES_MS = (5.0, 30.0, 60.0)  # drawn on the latency plots, above the idle baseline
+
+# Verdicts (keel.verdicts): what limits latency now
+# Stall meter: a 10 ms sleep at real-time priority comes back within a fraction
+# of a millisecond on a CPU that is really there (< 1 ms seen on busy hosts).
+# 20 ms at p99 means at least one wakeup in a hundred was held for two periods
+# or more; a 50 ms stall alone is larger than a whole healthy WAN RTT.
+STALL_P99_MS = 20.0
+STALL_MAX_MS = 50.0
+# ... in at least 3 of the window's seconds: one long stall (a live migration,
+# a host hiccup) is not a starving host.
+STALL_MIN_SECONDS = 3
+# Steal: 10 % of the CPU time taken by the host is what `keel doctor` warns at;
+# held for 3 s so one noisy tick count is not a verdict.
+STEAL_BAD = STEAL_WARN
+STEAL_MIN_SECONDS = 3
+# Starvation must show in the tunnel: its latency at least 20 ms over the idle
+# baseline (well above ping jitter on a healthy path, below what a 50 ms stall
+# adds) in at least 2 seconds of the window.
+STARVED_LATENCY_MARGIN_MS = 20.0
+STARVED_LATENCY_SECONDS = 2
+# A meter that could not get SCHED_FIFO is delayed by ordinary load: its stalls
+# do not count in a second where some core was this busy.
+NOT_REALTIME_BUSY = 0.90
+# CPU-bound: one core at least 90 % busy (a core with 10 % spare can still
+# absorb a burst) ...
+CPU_BOUND_BUSY = CORE_SATURATED
+# ... mostly kernel work: softirq + system at least half of its busy time
+# (WireGuard's encryption runs in softirq and kernel workers; user time is
+# someone else's program, not the tunnel) ...
+CPU_BOUND_KERNEL_SHARE = 0.5
+# ... or the tunnel itself taking 80 % of a core ...
+CPU_BOUND_TUNNEL_CPU = 0.8
+# ... while traffic flows: 1 Mbit/s is more than keepalives and pings.
+CPU_BOUND_MIN_MBIT = 1.0
+# Bloat: latency 30 ms over the idle baseline under load is what the
+# DSLReports grading calls bloat (grade B and worse start near there).
+BLOAT_MARGIN_MS = 30.0
+# CAKE holding 128 KiB is ~20 ms of queue at 50 Mbit/s: a queue, not a burst.
+BLOAT_BACKLOG_BYTES = 128 * 1024
+# Clock: below 80 % of its maximum (what `keel doctor` warns at; the field
+# case ran at 1.2 of 2.4 GHz and doubled the latency).
+CLOCK_LOW = 0.80
+# Deep idle: states whose exit latency is above this are "deep" (the producer
+# of Signals applies it; 20 us is well under any network latency that matters
+# but above C1/C1E on every x86 seen).
+DEEP_IDLE_EXIT_US = 20
+# "Most of the window": 60 % of its seconds, and never fewer than 3.
+MOST_OF_WINDOW = 0.6
+MIN_HELD_SECONDS = 3

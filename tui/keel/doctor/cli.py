@@ -1,4 +1,4 @@
-"""`keel doctor [--json]`."""
+"""`keel doctor [--json]` and `keel doctor --watch SECONDS [--json]`."""
 
 from __future__ import annotations
 
@@ -54,12 +54,34 @@ def run_doctor(as_json: bool, seconds: float) -> int:
     return status
 
 
+def run_watch(as_json: bool, seconds: float) -> int:
+    """What limits latency now, each second; 1 when the last verdict is bad."""
+    from keel.doctor.watch import watch
+    from keel.metrics.live import real_collectors
+
+    last = watch(real_collectors(), seconds, sys.stdout, as_json)
+    worst = last.worst if last is not None else None
+    return 1 if worst is not None and worst.severity == "bad" else 0
+
+
+def _watch_seconds(text: str) -> float:
+    value = float(text)
+    if not 1 <= value <= 86400:
+        raise argparse.ArgumentTypeError("watch 1..86400 seconds")
+    return value
+
+
 def add_doctor_command(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("doctor", help="check what is really in force")
+    p = sub.add_parser("doctor", help="check what is really in force; --watch: what "
+                                      "limits latency now")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--seconds", type=float, default=2.0,
                    help="how long to watch CPU steal time (default 2)")
-    p.set_defaults(func=lambda args: run_doctor(args.json, args.seconds))
+    p.add_argument("--watch", type=_watch_seconds, metavar="SECONDS",
+                   help="name what limits latency, once a second for SECONDS "
+                        "(stall meter, steal, tunnel CPU, latency, CAKE, clock)")
+    p.set_defaults(func=lambda args: run_watch(args.json, args.watch) if args.watch
+                   else run_doctor(args.json, args.seconds))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import astuple
+from typing import Any
 
 from keel.metrics.cpucost import cpu_warnings, tunnel_cost
 from keel.metrics.snapshots import (
@@ -42,7 +43,22 @@ def _rate(now: int, before: int | None, seconds: float) -> float | None:
     return max(0, now - before) / seconds
 
 
-class TunnelCollector:
+class Collector:
+    """A collector keeps its latest snapshot in `last` (an immutable object:
+    whoever combines snapshots, keel.metrics.verdict, reads it from any thread)."""
+
+    last: Any = None
+
+    def _poll(self) -> Any:
+        raise NotImplementedError
+
+    def poll(self) -> Any:
+        snapshot = self._poll()
+        self.last = snapshot
+        return snapshot
+
+
+class TunnelCollector(Collector):
     """`wg show all dump`: peers, handshake ages and per-peer rates; packets/s
     per interface from /sys/class/net (wg keeps no per-peer packet count)."""
 
@@ -53,7 +69,7 @@ class TunnelCollector:
         self._prev: dict[tuple[str, str], tuple[int, int]] = {}
         self._prev_if: dict[str, Counters | None] = {}
 
-    def poll(self) -> TunnelSnapshot:
+    def _poll(self) -> TunnelSnapshot:
         try:
             interfaces = read_wireguard(self.source)
         except SourceError as exc:
@@ -87,7 +103,7 @@ class TunnelCollector:
         return TunnelSnapshot(tuple(ifaces), tuple(peers))
 
 
-class CpuCollector:
+class CpuCollector(Collector):
     """/proc/stat per core, the wg-crypt kworkers' ticks and the bytes through
     the wg interfaces: the tunnel's CPU cost and the CPU warnings. The kernel's
     workers are read whole each poll and counted by the one rule
@@ -119,7 +135,7 @@ class CpuCollector:
             total += counters.rx_bytes + counters.tx_bytes
         return total
 
-    def poll(self) -> CpuSnapshot:
+    def _poll(self) -> CpuSnapshot:
         try:
             stat = read_cpu_times(self.source)
         except SourceError as exc:
@@ -146,6 +162,7 @@ class CpuCollector:
             total=core(share["cpu"]) if "cpu" in share else None,
             cost=tunnel_cost(before, stat, crypt, delta, self.hz),
             warnings=cpu_warnings(self._history, self.hold),
+            steal_reported="cpu" in stat and stat["cpu"].steal > 0,
         )
 
 
@@ -153,7 +170,7 @@ def _direction(q) -> str:
     return "ingress" if q.options.get("ingress") or q.dev.startswith("ifb") else "egress"
 
 
-class CakeCollector:
+class CakeCollector(Collector):
     """`tc -s -j qdisc show`: every root CAKE, egress and ingress (IFB)."""
 
     def __init__(self, source: Source, clock: Callable[[], float] = time.monotonic) -> None:
@@ -161,7 +178,7 @@ class CakeCollector:
         self._prev: dict[str, int] = {}
         self._prev_t: float | None = None
 
-    def poll(self) -> CakeSnapshot:
+    def _poll(self) -> CakeSnapshot:
         try:
             qdiscs = read_qdiscs(self.source)
         except SourceError as exc:
@@ -186,14 +203,14 @@ class CakeCollector:
         return CakeSnapshot(tuple(dirs))
 
 
-class TuningCollector:
+class TuningCollector(Collector):
     """Governor, clock vs max, idle states, PM QoS; or "managed by the hypervisor"."""
 
     def __init__(self, source: Source,
                  pm_qos: Callable[[], int | None] = read_pm_qos) -> None:
         self.source, self.pm_qos = source, pm_qos
 
-    def poll(self) -> TuningSnapshot:
+    def _poll(self) -> TuningSnapshot:
         tuning = read_tuning(self.source, pm_qos=self.pm_qos)
         freq, driver, states = tuning.freq, tuning.idle_driver, tuning.idle_states
         pm_qos = tuning.pm_qos_us
@@ -212,4 +229,6 @@ class TuningCollector:
             governors=tuple(sorted({f.governor for f in freq.values()})),
             cur_mhz=cur, max_mhz=mx, mhz_source=source, idle_driver=driver,
             idle_allowed=allowed if has_idle else (), idle_disabled=disabled if has_idle else (),
+            idle_exit_us=tuple((st.name, st.latency_us) for st in cpu0
+                               if st.name in allowed) if has_idle else (),
             pm_qos_us=pm_qos, managed_by_hypervisor=not freq and not has_idle)

@@ -104,6 +104,7 @@ class LatencyCollector:
         self.wallclock = wallclock
         self.recent = recent
         self._history = {p.name: deque(maxlen=history) for p in self.probes}
+        self.last: LatencySnapshot | None = None
 
     def start(self) -> None:
         for probe in self.probes:
@@ -127,4 +128,5 @@ class LatencyCollector:
                 name=probe.name, target=probe.target, new=new, last_ms=last,
                 idle_ms=idle_baseline(got),
                 loss=sum(s.rtt_ms is None for s in tail) / len(tail) if tail else 0.0))
-        return LatencySnapshot(now, tuple(series))
+        self.last = LatencySnapshot(now, tuple(series))
+        return self.last

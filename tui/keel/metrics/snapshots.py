@@ -97,6 +97,7 @@ class CpuSnapshot:
     total: CoreStat | None = None
     cost: TunnelCost | None = None
     warnings: tuple[str, ...] = ()
+    steal_reported: bool = False  # any steal time since boot: the hypervisor accounts it
     error: str | None = None
 
 
@@ -138,6 +139,7 @@ class TuningSnapshot:
     idle_driver: str = ""
     idle_allowed: tuple[str, ...] = ()  # state names the CPUs may still enter
     idle_disabled: tuple[str, ...] = ()
+    idle_exit_us: tuple[tuple[str, int], ...] = ()  # allowed states' exit latency
     pm_qos_us: int | None = None
     managed_by_hypervisor: bool = False
     error: str | None = None

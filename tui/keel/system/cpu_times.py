@@ -20,3 +20,11 @@ def proc_stat_text(source: Source | None = None, path: str = PROC_STAT) -> str |
         return (source or RealSource()).read_text(path)
     except SourceError:
         return None
+
+
+def read_load_average(source: Source | None = None) -> float | None:
+    """The 1-minute load average (/proc/loadavg)."""
+    try:
+        return float((source or RealSource()).read_text("/proc/loadavg").split()[0])
+    except (SourceError, ValueError, IndexError):
+        return None

@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
+from keel.stall.summary import CpuStall, StallSecond
 from keel.system.source import SourceError
 
 PEER_KEY = "DGDJOoNeCQAxEAKW/6R/XQpwi4FNhdoJTo1LLorzzRg="
@@ -93,6 +94,10 @@ class FakeLiveSource:
             fields = ["I", "2"] + ["0"] * 9 + ["0", str(self.kticks[pid])] + ["0"] * 25
             fields[36] = str(cpu)
             return f"{pid} ({comm}) " + " ".join(fields) + "\n"
+        if path == "/proc/loadavg":
+            return f"{0.2 + 0.5 * self.load(self.clock()):.2f} 0.15 0.10 1/80 4242\n"
+        if path == "/proc/uptime":
+            return f"{self.clock():.2f} 0.00\n"
         if path == "/proc/cpuinfo":
             return "cpu MHz\t\t: 2300.022\ncpu MHz\t\t: 2300.022\n"
         if path.startswith("/sys/class/net/"):
@@ -160,3 +165,13 @@ class FakeLiveSource:
                                 _tin(2_500_000, 134, 92, 1, 0), _tin(1_250_000, 0, 0, 0, 0)]}
             return json.dumps([egress, ingress])
         raise SourceError(f"{argv[0]}: not faked")
+
+    # --- the stall meter's latest second ------------------------------------
+    def stall(self) -> StallSecond:
+        """A healthy meter: wakeups within a fraction of a millisecond."""
+        load = self.load(self.clock())
+        cpus = tuple(CpuStall(i, 100, round(0.15 + 0.2 * load, 3), round(0.3 + 0.4 * load, 3),
+                              round(15 + 10 * load, 1)) for i in range(2))
+        return StallSecond(self.wallclock(), cpus, max(c.p99_ms for c in cpus),
+                           max(c.max_ms for c in cpus), sum(c.stalled_ms for c in cpus), 0.0,
+                           True)

@@ -28,7 +28,8 @@ def run_tui(args: argparse.Namespace) -> int:
 
     profile = choose(args.console)
     apply_environment(profile)  # before textual is imported
-    from keel.ui.app import KeelApp, fake_collectors, real_collectors
+    from keel.metrics.live import fake_collectors, real_collectors
+    from keel.ui.app import KeelApp
     from keel.ui.selftest import FakeSelfTestRunner
 
     if args.fake:
