@@ -83,7 +83,7 @@ class CountingLatency:
 async def test_the_dashboards_pingers_pause_while_a_test_probes():
     collectors = fixture_collectors()
     latency = collectors["latency"] = CountingLatency(collectors["latency"])
-    runner = FakeSelfTestRunner(delay=0.05)
+    runner = FakeSelfTestRunner(delay=0.5)
     app = make_app(collectors=collectors, runner=runner)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)

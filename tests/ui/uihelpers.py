@@ -8,6 +8,8 @@ import functools
 
 from keel.metrics.collectors import CakeCollector, CpuCollector, TuningCollector, TunnelCollector
 from keel.metrics.latency import FakeProbe, LatencyCollector
+from keel.metrics.verdict import VerdictCollector
+from keel.stall.summary import CpuStall, StallSecond
 from keel.system.source import FixtureSource
 from keel.ui.profile import CONSOLE
 from keel.ui.shell import RootShell
@@ -32,16 +34,22 @@ def fixture_collectors(source: FixtureSource | None = None, loss_every: int = 7)
     probes = [FakeProbe("tunnel", "10.99.0.2", base_ms=4.8, load_ms=30, period=8,
                         loss_every=loss_every),
               FakeProbe("outside", "192.0.2.2", base_ms=3.1)]
-    return {
+    collectors = {
         "tunnel": TunnelCollector(src(), clock=StepClock(), wallclock=lambda: NOW),
         "cpu": CpuCollector(src(), hz=100),
         "cake": CakeCollector(src(), clock=StepClock()),
         "tuning": TuningCollector(src(), pm_qos=lambda: None),
         "latency": LatencyCollector(probes, wallclock=StepClock(NOW, 1.0)),
     }
+    collectors["verdict"] = VerdictCollector(collectors, src(), stall=lambda: STALL,
+                                             wallclock=StepClock(NOW, 1.0))
+    return collectors
 
 
-SLOW = dict.fromkeys(("tunnel", "cpu", "cake", "tuning", "latency"), 3600.0)
+SLOW = dict.fromkeys(("tunnel", "cpu", "cake", "tuning", "latency", "verdict"), 3600.0)
+# the stall meter's second the fixture shows: a healthy CPU
+STALL = StallSecond(NOW, (CpuStall(0, 100, 0.2, 0.4, 15.0), CpuStall(1, 100, 0.3, 1.2, 21.0)),
+                    0.3, 1.2, 36.0, 0.0, True)
 
 
 def make_app(profile=CONSOLE, collectors=None, **kwargs):

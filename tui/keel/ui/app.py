@@ -9,7 +9,14 @@ from textual.app import App, SuspendNotSupported
 from textual.binding import Binding
 
 from keel.ui.profile import MODERN, Profile, theme_name
-from keel.ui.screens import DashboardScreen, Footer, MessageScreen, PasswordScreen, SelfTestScreen
+from keel.ui.screens import (
+    DashboardScreen,
+    Footer,
+    MessageScreen,
+    PasswordScreen,
+    SelfTestScreen,
+    VerdictsScreen,
+)
 from keel.ui.selftest import RecommendedRates, SelfTestRunner
 from keel.ui.shell import RootPassword, RootShell
 
@@ -55,6 +62,7 @@ class KeelApp(App):
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("q", "quit", "quit"),
         Binding("s", "selftest", "self-test"),
+        Binding("v", "verdicts", "verdicts"),
         Binding("exclamation_mark,f10", "shell", "shell"),
         Binding("r", "poll_now", "poll now"),
     ]
@@ -110,6 +118,10 @@ class KeelApp(App):
     def action_selftest(self) -> None:
         if not isinstance(self.screen, SelfTestScreen):
             self.push_screen(SelfTestScreen(id="selftest"))
+
+    def action_verdicts(self) -> None:
+        if not isinstance(self.screen, VerdictsScreen):
+            self.push_screen(VerdictsScreen(id="verdicts-screen"))
 
     def action_poll_now(self) -> None:
         poll_all = getattr(self.screen, "poll_all", None)

@@ -11,6 +11,7 @@ from keel.metrics.snapshots import (
     TuningSnapshot,
     TunnelSnapshot,
 )
+from keel.metrics.verdict import VerdictSnapshot
 from keel.thresholds import HANDSHAKE_STALE_S
 from keel.ui import fmt
 
@@ -92,12 +93,33 @@ def cpu_lines(snap: CpuSnapshot | None) -> list[Text]:
         if i < len(right):
             line.append_text(right[i])
         lines.append(line)
-    if snap.warnings:
-        lines.extend(Text("! " + w, style=WARN) for w in snap.warnings)
-    else:
-        steal = snap.total.steal if snap.total else 0.0
-        lines.append(Text(f"  no hot core; steal {steal * 100:.0f}%", style=DIM))
+    lines.extend(Text("! " + w, style=WARN) for w in snap.warnings)
     return lines
+
+
+VERDICT_STYLE = {"bad": WARN, "warn": "bold yellow", "ok": "green"}
+
+
+def verdict_lines(snap: VerdictSnapshot | None, width: int = 80) -> list[Text]:
+    """One line: what limits latency now (the worst verdict), with the stall
+    meter's figures when it runs."""
+    line = _title("NOW", "")
+    if snap is None or snap.worst is None:
+        line.append("  judging ...", style=DIM)
+        return [line]
+    worst = snap.worst
+    line.append("  ")
+    line.append(worst.text, style=VERDICT_STYLE.get(worst.severity, ""))
+    if worst.cause == "healthy" and snap.signals is not None:
+        s = snap.signals
+        stall = ("no stall meter" if s.stall_max_ms is None
+                 else f"stall max {s.stall_max_ms:.0f} ms")
+        steal = "" if s.steal is None else f", steal {s.steal * 100:.0f}%"
+        line.append(f": {stall}{steal}", style=DIM)
+    if len(snap.verdicts) > 1:
+        line.append(f" (+{len(snap.verdicts) - 1} more: [v])", style=DIM)
+    line.truncate(width, overflow="ellipsis")
+    return [line]
 
 
 def latency_lines(snap: LatencySnapshot | None, glyphs: dict[str, str],

@@ -18,7 +18,7 @@ from textual.worker import Worker, get_current_worker
 from keel.metrics.snapshots import LatencySnapshot
 from keel.selftest.events import Event, Failed, Progress, Sample
 from keel.selftest.results import TestResult
-from keel.ui import panels
+from keel.ui import panels, signals
 from keel.ui.bigtext import big_text
 from keel.ui.lines import LinesPanel
 from keel.ui.plot import LatencyPlot
@@ -134,10 +134,11 @@ class Footer(Static):
 
 
 class DashboardScreen(PollingScreen):
-    POLLS = ("tunnel", "cpu", "latency", "cake", "tuning")
-    KEYS = "[s] self-test  [!] root shell  [r] poll now  [q] quit"
+    POLLS = ("tunnel", "cpu", "latency", "cake", "tuning", "verdict")
+    KEYS = "[s] self-test  [v] verdicts  [!] root shell  [r] poll now  [q] quit"
 
     def compose(self) -> ComposeResult:
+        yield LinesPanel(id="verdict")
         yield LinesPanel(id="tunnel")
         yield LinesPanel(id="cpu")
         yield LinesPanel(id="latency")
@@ -152,14 +153,89 @@ class DashboardScreen(PollingScreen):
         self.query_one("#latency", LinesPanel).set_lines(panels.latency_lines(None, {}))
         self.query_one("#cake", LinesPanel).set_lines(panels.cake_lines(None))
         self.query_one("#tuning", LinesPanel).set_lines(panels.tuning_lines(None))
+        self.query_one("#verdict", LinesPanel).set_lines(panels.verdict_lines(None))
 
     def show(self, name: str, snapshot: Any) -> None:
         if name == "latency":
             self.show_latency(snapshot)
             return
         render = {"tunnel": panels.tunnel_lines, "cpu": panels.cpu_lines,
-                  "cake": panels.cake_lines, "tuning": panels.tuning_lines}[name]
+                  "cake": panels.cake_lines, "tuning": panels.tuning_lines,
+                  "verdict": panels.verdict_lines}[name]
         self.query_one(f"#{name}", LinesPanel).set_lines(render(snapshot))
+
+
+class VerdictsScreen(PollingScreen):
+    """What limits latency: the verdicts now, and the last hour of stalls and
+    tunnel latency as a plot to scroll back through, and to export."""
+
+    POLLS = ("tunnel", "cpu", "latency", "cake", "tuning", "verdict")
+    KEYS = "[<][>] scroll  [+][-] zoom  [e] export  [esc] back"
+    BINDINGS: ClassVar[list[Binding]] = [
+        Binding("left", "scroll(1)", "older"),
+        Binding("right", "scroll(-1)", "newer"),
+        Binding("plus,equals_sign", "zoom(-1)", "zoom in"),
+        Binding("minus", "zoom(1)", "zoom out"),
+        Binding("e", "export", "export"),
+        Binding("escape", "back", "back"),
+    ]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.span = signals.SPANS_S[1]
+        self.back_s = 0  # how far before now the plot ends
+        self.snapshot: Any = None
+
+    def compose(self) -> ComposeResult:
+        yield LinesPanel(id="verdicts")
+        yield LinesPanel(id="signals")
+        yield Footer(self.KEYS, id="footer")
+
+    def on_mount(self) -> None:
+        self.query_one("#verdicts", LinesPanel).set_lines(panels.verdict_lines(None))
+
+    def show(self, name: str, snapshot: Any) -> None:
+        if name == "verdict":
+            self.snapshot = snapshot
+            self.redraw()
+
+    def redraw(self) -> None:
+        snap = self.snapshot
+        if snap is None:
+            return
+        lines = [Text(f"VERDICTS  over the last 10 s, worst first  (window "
+                      f"{self.span // 60} min, {self.back_s // 60} min ago)", style="bold")]
+        lines += [Text("  " + v.text, style=panels.VERDICT_STYLE.get(v.severity, ""))
+                  for v in snap.verdicts[:3]]
+        self.query_one("#verdicts", LinesPanel).set_lines(lines)
+        end = (snap.signals.t if snap.signals else time.time()) - self.back_s
+        self.query_one("#signals", LinesPanel).set_lines(signals.plot_lines(
+            snap.history, end, self.span, self.size.width or 80,
+            ascii_only=self.keel.profile.console))
+
+    def action_scroll(self, pages: int) -> None:
+        kept = len(self.snapshot.history) if self.snapshot else 0
+        self.back_s = max(0, min(kept, self.back_s + pages * self.span // 3))
+        self.redraw()
+
+    def action_zoom(self, step: int) -> None:
+        i = signals.SPANS_S.index(self.span) + step
+        self.span = signals.SPANS_S[max(0, min(len(signals.SPANS_S) - 1, i))]
+        self.redraw()
+
+    def action_export(self) -> None:
+        if self.snapshot is None or not self.snapshot.history:
+            self.query_one(Footer).say("nothing to export yet")
+            return
+        try:
+            path = signals.export(self.snapshot.history)
+        except OSError as err:
+            self.query_one(Footer).say(f"not exported: {err}")
+            return
+        self.query_one(Footer).say(f"{len(self.snapshot.history)} s exported to {path}")
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
 
 
 def progress_bar(fraction: float, width: int = 30) -> str:
