@@ -155,7 +155,7 @@ def test_only_keel_system_reads_proc_sys_and_dev():
     readers = sorted(f"{mod}: {sorted(paths)}" for mod, paths in path_constants().items()
                      if paths and not within(mod, ("keel.system", *WRITES_THE_SYSTEM)))
     assert readers == []
-    assert path_constants()["keel.system.cpu_times"] == {"/proc/stat"}  # the walk sees them
+    assert "/proc/stat" in path_constants()["keel.system.cpu_times"]  # the walk sees them
 
 
 def test_only_process_starters_import_subprocess():
