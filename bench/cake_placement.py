@@ -36,8 +36,8 @@ def run_load(edge: Guest, seconds: int) -> dict:
     edge.check(f"iperf3 -c {topo.HUB_TUNNEL} -P 4 -t {seconds - 2} --json > /run/up.json",
                timeout=seconds * 3)
     edge.check("sleep 2")
-    inside = ping.final_samples(ping.parse_ping(edge.check("cat /run/p-in")))
-    outside = ping.final_samples(ping.parse_ping(edge.check("cat /run/p-out")))
+    inside = ping.track(edge.check("cat /run/p-in"), 0.2)
+    outside = ping.track(edge.check("cat /run/p-out"), 0.2)
     result = iperf3.parse_json(edge.check("cat /run/up.json"))
     skip = 10  # the first 2 s: before the load builds up
     s_in = latency_stats([s.rtt_ms for s in inside[skip:]])
@@ -70,8 +70,8 @@ def main() -> int:
             topo.address_wan(rl)
             # waits for the first handshake (seconds, under emulation)
             topo.raw_tunnel(edge, hub)
-            idle = ping.final_samples(ping.parse_ping(
-                edge.check(f"ping -D -O -n -i 0.2 -c 15 {topo.HUB_TUNNEL}", 60)))
+            idle = ping.track(
+                edge.check(f"ping -D -O -n -i 0.2 -c 15 {topo.HUB_TUNNEL}", 60), 0.2)
             results["idle"] = {"tunnel_p50_ms": round(
                 latency_stats([s.rtt_ms for s in idle]).p50_ms, 1)}
             print(f"idle: {results['idle']}", flush=True)
