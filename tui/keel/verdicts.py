@@ -13,6 +13,8 @@ Causes (worst first when they tie on severity):
              workers) while traffic flows through the tunnel.
   bloat      latency rises with load outside the tunnel too: a queue on the
              link (no CAKE, or CAKE set above the link's rate).
+  far_end    latency rises inside and outside the tunnel alike with no load
+             and no stall here: the peer (its host) answers late.
   clock      the CPU runs well below its maximum clock.
   idle       deep idle states (slow to wake from) are still allowed.
   healthy    none of the above.
@@ -46,7 +48,7 @@ from keel.thresholds import (
     STEAL_MIN_SECONDS,
 )
 
-CAUSES = ("starved", "cpu_bound", "bloat", "clock", "idle", "healthy")
+CAUSES = ("starved", "cpu_bound", "bloat", "far_end", "clock", "idle", "healthy")
 SEVERITIES = ("bad", "warn", "ok")
 
 
@@ -247,6 +249,12 @@ def _cpu_bound(window: Sequence[Signals]) -> Verdict | None:
     return Verdict("cpu_bound", "bad", text, evidence)
 
 
+def _loaded(s: Signals) -> bool:
+    """Traffic that can fill a queue: through the tunnel, or held by CAKE."""
+    return ((s.tunnel_mbit or 0.0) >= CPU_BOUND_MIN_MBIT
+            or (s.cake_backlog_bytes or 0) >= BLOAT_BACKLOG_BYTES)
+
+
 def _bloat(window: Sequence[Signals]) -> Verdict | None:
     n = len(window)
     outside: list[float] = []  # excess outside the tunnel in the bloated seconds
@@ -255,6 +263,8 @@ def _bloat(window: Sequence[Signals]) -> Verdict | None:
     for s in window:
         out = _excess(s.latency_outside_ms, s.latency_outside_idle_ms)
         tun = _excess(s.latency_tunnel_ms, s.latency_tunnel_idle_ms)
+        if not _loaded(s):
+            continue  # latency that rises without load is not a queue filling
         if out is not None:
             if out >= BLOAT_MARGIN_MS:
                 outside.append(out)
@@ -295,6 +305,27 @@ def _bloat(window: Sequence[Signals]) -> Verdict | None:
     return Verdict("bloat", "bad", text, evidence)
 
 
+def _far_end(window: Sequence[Signals]) -> Verdict | None:
+    n = len(window)
+    late: list[tuple[float, float]] = []  # (tunnel, outside) excess of the late seconds
+    for s in window:
+        tun = _excess(s.latency_tunnel_ms, s.latency_tunnel_idle_ms)
+        out = _excess(s.latency_outside_ms, s.latency_outside_idle_ms)
+        if (tun is not None and out is not None and tun >= BLOAT_MARGIN_MS
+                and out >= BLOAT_MARGIN_MS and not _loaded(s) and not _stalled(s)):
+            late.append((tun, out))
+    if not _held(len(late), n):
+        return None
+    tun = statistics.median(t for t, _ in late)
+    out = statistics.median(o for _, o in late)
+    text = (f"the far end answers late: +{_ms(tun)} through the tunnel and +{_ms(out)} "
+            "outside it, with no load and no stall here (is the peer's host starving? "
+            "keel doctor --watch there)")
+    return Verdict("far_end", "warn", text, {"seconds": n, "late_seconds": len(late),
+                                             "tunnel_excess_ms": _r(tun),
+                                             "outside_excess_ms": _r(out)})
+
+
 def _clock(window: Sequence[Signals]) -> Verdict | None:
     n = len(window)
     slow: list[tuple[float, float]] = []  # (MHz, max MHz) of the slow seconds
@@ -327,7 +358,7 @@ def _idle(window: Sequence[Signals]) -> Verdict | None:
 
 
 RULES: tuple[Callable[[Sequence[Signals]], Verdict | None], ...] = (
-    _starved, _cpu_bound, _bloat, _clock, _idle)
+    _starved, _cpu_bound, _bloat, _far_end, _clock, _idle)
 
 
 def _healthy(window: Sequence[Signals]) -> Verdict:

@@ -291,4 +291,35 @@ def test_verdicts_and_signals_are_frozen_and_the_thresholds_named():
         Signals(t=0.0).steal = 0.5  # type: ignore[misc]
     assert verdicts.STALL_P99_MS == 20 and verdicts.STALL_MAX_MS == 50
     assert verdicts.STEAL_BAD == 0.10 and verdicts.BLOAT_MARGIN_MS == 30
-    assert set(verdicts.CAUSES) == {"starved", "cpu_bound", "bloat", "clock", "idle", "healthy"}
+    assert set(verdicts.CAUSES) == {"starved", "cpu_bound", "bloat", "far_end", "clock", "idle",
+                                    "healthy"}
+
+
+# The edge of the lab's starving hub: the whole VPS is stopped on a duty cycle,
+# so the hub answers late inside the tunnel and outside it alike, while the
+# edge carries almost nothing and its own CPU is fine.
+FAR_END = """
+p99  max  tun  tun0  out  out0  mbit  busy0%
+  0    1  140  12    130  3     0.2   8
+  0    1   90  12     95  3     0.2   7
+  0    1  160  12    150  3     0.2   9
+  0    1   60  12     70  3     0.2   8
+  0    1  120  12    110  3     0.2   8
+  0    1  150  12    140  3     0.2   7
+  0    1   20  12     10  3     0.2   8
+  0    1  130  12    120  3     0.2   9
+"""
+
+
+def test_a_far_end_that_answers_late_is_not_bloat_here():
+    found = judge(trace(FAR_END, cake_on=True, cake_backlog_bytes=0))
+    assert [v.cause for v in found] == ["far_end"]
+    assert found[0].severity == "warn"
+    assert "answers late: +118 ms through the tunnel and +117 ms outside" in found[0].text
+
+
+def test_latency_without_load_is_not_bloat_but_with_load_it_is():
+    idle = trace(FAR_END, cake_on=False)
+    assert "bloat" not in causes(idle)
+    loaded = [Signals(**{**s.__dict__, "tunnel_mbit": 3.5}) for s in idle]
+    assert causes(loaded)[0] == "bloat"  # the same rise with traffic: a queue
