@@ -323,3 +323,12 @@ def test_latency_without_load_is_not_bloat_but_with_load_it_is():
     assert "bloat" not in causes(idle)
     loaded = [Signals(**{**s.__dict__, "tunnel_mbit": 3.5}) for s in idle]
     assert causes(loaded)[0] == "bloat"  # the same rise with traffic: a queue
+
+
+def test_stalls_on_a_core_saturated_by_the_kernel_are_cpu_bound_not_starved():
+    # softirq runs before any thread, real-time or not: a tunnel that saturates
+    # the only core delays the meter too (seen in the lab under emulation)
+    history = trace(STARVING, steal_reported=False)
+    bound = [Signals(**{**vars(s), "busy": {"cpu0": 0.99}, "softirq": {"cpu0": 0.7},
+                        "system": {"cpu0": 0.2}, "tunnel_mbit": 60.0}) for s in history]
+    assert causes(bound)[0] == "cpu_bound" and "starved" not in causes(bound)
