@@ -117,6 +117,12 @@ def set_bottleneck(isp: Guest, shape: Bottleneck) -> None:
                   f"delay {shape.delay_ms}ms limit {shape.fifo_packets(rate)}")
 
 
+def clear_bottleneck(isp: Guest) -> None:
+    """The line at the emulated NICs' own speed: no shaping, no FIFO."""
+    isp.check(f"tc qdisc del dev {isp.ifname('up')} root 2>/dev/null; "
+              f"tc qdisc del dev {isp.ifname('core')} root 2>/dev/null; true")
+
+
 def address_wan(rl: RouterLab) -> None:
     """Static WAN addresses and default routes (no keel config involved)."""
     edge, hub = rl.edge, rl.hub
