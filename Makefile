@@ -39,6 +39,7 @@ test-vm: dev-image
 bench: dev-image
 	cd $(TOP) && KEEL_OUT=$(OUT) PYTHONPATH=$(TOP)/tui $(PYTHON) -m bench.run
 	cd $(TOP) && KEEL_OUT=$(OUT) PYTHONPATH=$(TOP)/tui $(PYTHON) -m bench.cake_placement
+	cd $(TOP) && KEEL_OUT=$(OUT) PYTHONPATH=$(TOP)/tui $(PYTHON) -m bench.starving
 	cd $(TOP) && PYTHONPATH=$(TOP)/tui $(PYTHON) -m tests.ui.bench_ui --seconds 60
 
 demo: dev-image

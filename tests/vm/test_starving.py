@@ -14,7 +14,6 @@ fixed number of milliseconds. Figures go to out/lab-runs/figures.jsonl."""
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
@@ -25,6 +24,7 @@ from tests.lab import configs, figures
 from tests.lab import topology as topo
 from tests.lab.guest import Guest
 from tests.lab.throttle import throttled
+from tests.lab.watch import between, clock_offset, records, start_watch
 
 BASELINE_S, THROTTLED_S, AFTER_S = 15, 25, 25
 STOPPED_S, RUNNING_S = 0.15, 0.10  # the hub gets 40 % of the wall clock, in slices
@@ -48,33 +48,6 @@ def lab(make_module_lab):
     for guest in (rl.hub, rl.edge):  # S41stall started the stall meter at boot
         guest.until("test -s /run/keel/stall.jsonl && echo ok", 30)
     return rl
-
-
-def clock_offset(guest: Guest) -> float:
-    """The guest's clock minus the host's (seconds), through the console."""
-    before = time.time()
-    theirs = float(guest.check("date +%s.%N"))
-    return theirs - (before + time.time()) / 2
-
-
-def start_watch(guest: Guest, seconds: int, name: str = "watch") -> None:
-    guest.check(f"rm -f /run/{name}.jsonl; (keel doctor --watch {seconds} --json "
-                f"> /run/{name}.jsonl 2>/run/{name}.err &)")
-
-
-def records(guest: Guest, offset: float, name: str = "watch") -> list[dict]:
-    """The watch's seconds, each with `host_t`: its time on the host's clock."""
-    out = []
-    for line in guest.check(f"cat /run/{name}.jsonl", 60).splitlines():
-        rec = json.loads(line)
-        rec["host_t"] = rec["t"] - offset
-        rec["causes"] = [v["cause"] for v in rec["verdicts"]]
-        out.append(rec)
-    return out
-
-
-def between(recs: list[dict], start: float, end: float) -> list[dict]:
-    return [r for r in recs if start <= r["host_t"] < end]
 
 
 @pytest.fixture(scope="module")

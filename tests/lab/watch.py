@@ -1,0 +1,36 @@
+"""`keel doctor --watch --json` run on a lab guest in the background, and its
+seconds read back on the host's clock."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from tests.lab.guest import Guest
+
+
+def clock_offset(guest: Guest) -> float:
+    """The guest's clock minus the host's (seconds), through the console."""
+    before = time.time()
+    theirs = float(guest.check("date +%s.%N"))
+    return theirs - (before + time.time()) / 2
+
+
+def start_watch(guest: Guest, seconds: int, name: str = "watch") -> None:
+    guest.check(f"rm -f /run/{name}.jsonl; (keel doctor --watch {seconds} --json "
+                f"> /run/{name}.jsonl 2>/run/{name}.err &)")
+
+
+def records(guest: Guest, offset: float, name: str = "watch") -> list[dict]:
+    """The watch's seconds, each with `host_t`: its time on the host's clock."""
+    out = []
+    for line in guest.check(f"cat /run/{name}.jsonl", 60).splitlines():
+        rec = json.loads(line)
+        rec["host_t"] = rec["t"] - offset
+        rec["causes"] = [v["cause"] for v in rec["verdicts"]]
+        out.append(rec)
+    return out
+
+
+def between(recs: list[dict], start: float, end: float) -> list[dict]:
+    return [r for r in recs if start <= r["host_t"] < end]
