@@ -18,6 +18,7 @@ import pytest
 
 from keel.parse import ping
 from keel.selftest.grading import percentile
+from keel.stall.summary import StallSecond
 from keel.thresholds import GRADE_BANDS
 from tests.lab import configs, figures
 from tests.lab import topology as topo
@@ -77,7 +78,28 @@ def compared(lab) -> dict:
     assert without["cake_bypassed"] and not with_cake["cake_bypassed"]
     figures.record("bufferbloat --compare", SHAPE.__dict__, without=without, with_cake=with_cake)
     lan = ping.track(lab.lan.check("cat /run/p"), 0.2)
+    record_stalls(lab, with_cake)
     return {"without": without, "with": with_cake, "lan": lan}
+
+
+def record_stalls(lab, result: dict) -> None:
+    """How much of the spread of the latency with CAKE is the guests being
+    descheduled by the host: the edge's and hub's stall meters over each load
+    phase of the run with CAKE (figures only; the issue of the starving VPS)."""
+    found = {}
+    for guest in (lab.edge, lab.hub):
+        seconds = [StallSecond.from_dict(json.loads(line)) for line in
+                   guest.check("tail -n 400 /run/keel/stall.jsonl", 60).splitlines()]
+        for phase in result["phases"]:
+            start, end = phase["window"]
+            inside = [s for s in seconds if start <= s.t < end]
+            if inside:
+                found[f"{guest.name} {phase['name']}"] = {
+                    "stall_max_ms": round(max(s.max_ms for s in inside), 1),
+                    "stall_p99_ms_median": round(percentile([s.p99_ms for s in inside], 50), 1),
+                    "stalled_ms_per_s": round(sum(s.stalled_ms for s in inside) / len(inside), 1),
+                    "increase_p50_ms": phase.get("increase_p50_ms")}
+    figures.record("bufferbloat with CAKE: the guests' stall meters", SHAPE.__dict__, **found)
 
 
 def phases(result: dict) -> dict[str, dict]:
