@@ -7,6 +7,7 @@ import json
 import time
 
 from tests.lab.guest import Guest
+from tests.lab.paths import RUNS
 
 
 def clock_offset(guest: Guest) -> float:
@@ -22,9 +23,14 @@ def start_watch(guest: Guest, seconds: int, name: str = "watch") -> None:
 
 
 def records(guest: Guest, offset: float, name: str = "watch") -> list[dict]:
-    """The watch's seconds, each with `host_t`: its time on the host's clock."""
+    """The watch's seconds, each with `host_t`: its time on the host's clock.
+    The raw lines are kept in out/lab-runs/watch-<guest>-<name>.jsonl (captured
+    signal traces, for the verdicts' unit tests)."""
     out = []
-    for line in guest.check(f"cat /run/{name}.jsonl", 60).splitlines():
+    text = guest.check(f"cat /run/{name}.jsonl", 60)
+    RUNS.mkdir(parents=True, exist_ok=True)
+    (RUNS / f"watch-{guest.name}-{name}.jsonl").write_text(text + "\n")
+    for line in text.splitlines():
         rec = json.loads(line)
         rec["host_t"] = rec["t"] - offset
         rec["causes"] = [v["cause"] for v in rec["verdicts"]]
