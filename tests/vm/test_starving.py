@@ -34,7 +34,11 @@ GONE_WITHIN_S = 15  # after the throttle ends: the 10 s window, plus a poll or t
 # p95 rises by most of that. Half of it is held, against the same run's
 # unthrottled baseline.
 MIN_P95_RISE_MS = 50
-MAX_LOAD = 1.0  # "load average 0.2 on its one core": the hub is not busy
+# "Load average 0.2 on its one core": the throttle does not make the hub
+# look busy. Under emulation keel's own watch costs the hub's vCPU 20-50 %
+# and the lab's set-up leaves 1-2 in the 1-minute average (seen: 1.84 before,
+# 1.63 at most during), so the load during is held to what it was before.
+MAX_LOAD_RISE = 0.3
 
 
 @pytest.fixture(scope="module")
@@ -83,14 +87,19 @@ def test_the_ping_through_the_tunnel_swings_while_the_hub_idles(starving):
     hub_during = between(starving["hub"], starving["on"], starving["off"])
     loads = [r["signals"]["load_average"] for r in hub_during
              if r["signals"]["load_average"] is not None]
+    before = [r["signals"]["load_average"] for r in
+              between(starving["hub"], starving["begin"], starving["on"])
+              if r["signals"]["load_average"] is not None]
     steals = [r["signals"]["steal"] for r in hub_during if r["signals"]["steal"] is not None]
     figures.record("starving hub: lan ping through the tunnel", {
         "stopped_s": STOPPED_S, "running_s": RUNNING_S},
         base_p50=round(percentile(base, 50), 1), base_p95=round(percentile(base, 95), 1),
         throttled_p50=round(percentile(hit, 50), 1), throttled_p95=round(percentile(hit, 95), 1),
-        hub_load_max=max(loads, default=None), hub_steal_max=max(steals, default=None))
+        hub_load_before=max(before, default=None), hub_load_max=max(loads, default=None),
+        hub_steal_max=max(steals, default=None))
     assert rise >= MIN_P95_RISE_MS, (percentile(base, 95), percentile(hit, 95))
-    assert loads and max(loads) < MAX_LOAD  # the hub is not busy: it is not given the CPU
+    # the hub is not busy: it is not given the CPU
+    assert loads and before and max(loads) <= max(before) + MAX_LOAD_RISE
     assert steals and max(steals) == 0  # and emulation reports no steal at all
 
 

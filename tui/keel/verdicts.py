@@ -67,8 +67,9 @@ class Signals:
     system: Mapping[str, float] = field(default_factory=dict)  # "cpu0" -> 0..1, optional
     tunnel_cpu: float | None = None  # the tunnel's CPU, in cores (1.0 = one core)
     tunnel_mbit: float | None = None  # throughput through the tunnel, both ways
-    latency_tunnel_ms: float | None = None
+    latency_tunnel_ms: float | None = None  # the second's median probe
     latency_tunnel_idle_ms: float | None = None
+    latency_tunnel_worst_ms: float | None = None  # the second's slowest probe
     latency_outside_ms: float | None = None  # the peer, pinged outside the tunnel
     latency_outside_idle_ms: float | None = None
     cake_on: bool = False
@@ -150,7 +151,11 @@ def _starved(window: Sequence[Signals]) -> Verdict | None:
     by_steal = len(stealing) >= STEAL_MIN_SECONDS
     if not (by_stalls or by_steal):
         return None
-    excess = _values(window, lambda s: _excess(s.latency_tunnel_ms, s.latency_tunnel_idle_ms))
+    # a stall delays the probes it catches, not the median of a second's five:
+    # the slowest probe of each second shows it
+    excess = _values(window, lambda s: _excess(
+        s.latency_tunnel_worst_ms if s.latency_tunnel_worst_ms is not None
+        else s.latency_tunnel_ms, s.latency_tunnel_idle_ms))
     late = [e for e in excess if e >= STARVED_LATENCY_MARGIN_MS]
     latency_up = len(late) >= STARVED_LATENCY_SECONDS
     if by_steal or latency_up:

@@ -115,7 +115,18 @@ endpoints = st.one_of(
         lambda t: f"[{t[0]}]:{t[1]}" if t[0].version == 6 else f"{t[0]}:{t[1]}"))
 BY_SYNTAX = {"ifname": ifnames, "hostname": ifnames, "address": addresses,
              "prefix": networks, "interface_address": networks, "wg_key": keys32,
-             "endpoint": endpoints, "lease": st.from_regex(r"\d{0,4}[smhdwx]?", fullmatch=True)}
+             "endpoint": endpoints, "lease": st.from_regex(r"\d{0,4}[smhdwx]?", fullmatch=True),
+             "ssh_public_key": st.tuples(
+                 st.sampled_from(["ssh-ed25519", "ssh-rsa", "ssh-dss", ""]),
+                 st.binary(max_size=60), st.text(max_size=10)).map(
+                     lambda t: f"{t[0]} {base64.b64encode(ssh_blob(t[0], t[1])).decode()} "
+                               f"{t[2]}")}
+
+
+def ssh_blob(kind: str, data: bytes) -> bytes:
+    """A key blob naming `kind` (sometimes cut short)."""
+    name = kind.encode()
+    return (len(name).to_bytes(4, "big") + name + data)[:len(data) + 4 + len(name)]
 
 
 def plausible(rule: Rule | None) -> st.SearchStrategy[Any]:

@@ -47,7 +47,7 @@ def test_stalls_with_tunnel_latency_are_named_starvation():
     # the fixture's tunnel probe runs 5.6 ms over a 4.8 ms base: no latency rise,
     # so the stalls alone are not a verdict of starvation
     assert "starved" not in {v.cause for v in snaps[-1].verdicts}
-    late = [s.__class__(**{**s.__dict__, "latency_tunnel_ms": 180.0}) for s in history]
+    late = [s.__class__(**{**s.__dict__, "latency_tunnel_worst_ms": 180.0}) for s in history]
     from keel.verdicts import judge
 
     assert judge(late)[0].cause == "starved"

@@ -3,7 +3,8 @@ system's crypt (keel.ui.shell)."""
 
 from __future__ import annotations
 
-from keel.ui.shell import RootPassword, RootShell, shadow_entry
+from keel.access.password import RootPassword, shadow_entry
+from keel.ui.shell import RootShell
 from tests.ui.uihelpers import shell_with
 
 
@@ -21,7 +22,7 @@ def test_root_password_states(tmp_path):
 def test_real_hash_check_with_openssl(tmp_path):
     import subprocess
 
-    from keel.ui.shell import default_hasher, openssl_hasher
+    from keel.system.crypt import default_hasher, openssl_hasher
 
     field = subprocess.run(["openssl", "passwd", "-6", "-salt", "abcdefgh", "-stdin"],
                            input="s3cret\n", capture_output=True, text=True).stdout.strip()

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from keel.access import ssh_keys
 from keel.apply.execute import Outcome, execute
 from keel.apply.probe import RUN_DIR, Probe
 from keel.apply.steps import Step, stop_daemon
@@ -311,6 +312,24 @@ def plan_tuning(model: RouterModel, probe: Probe) -> list[Step]:
             *plan_rps(model, probe)]
 
 
+# --- access ---------------------------------------------------------------------
+def plan_access(model: RouterModel, probe: Probe) -> list[Step]:
+    """dropbear's authorized_keys: the config's keys and those added from the
+    console, each once."""
+    want = ssh_keys.authorized_keys_text(ssh_keys.merged(
+        model.access.ssh_keys, ssh_keys.KeyStore(probe.access_dir).lines()))
+    path = probe.authorized_keys
+    try:
+        have = path.read_text()
+    except OSError:
+        have = None
+    if have == want or (have is None and not want):
+        return []
+    count = want.count("\n")
+    return [Step("access", f"{count} SSH key(s) may log in as root",
+                 files=((str(path), want, 0o600),))]
+
+
 # --- the whole plan -------------------------------------------------------------
 def plan(model: RouterModel, probe: Probe, private_key: Callable[[], str]) -> list[Step]:
     return [
@@ -322,6 +341,7 @@ def plan(model: RouterModel, probe: Probe, private_key: Callable[[], str]) -> li
         *plan_dnsmasq(model, probe),
         *plan_iperf3(model, probe),
         *plan_tuning(model, probe),
+        *plan_access(model, probe),
     ]
 
 

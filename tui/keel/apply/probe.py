@@ -21,6 +21,9 @@ class Probe:
     """Reads the running state (through a Runner, so tests can fake it): the
     plan reads the system through this class and nothing else."""
 
+    access_dir = Path("/data/keel/access")
+    authorized_keys = Path("/data/keel/ssh/authorized_keys")
+
     def __init__(self, runner: Runner, run_dir: Path = RUN_DIR) -> None:
         self.runner = runner
         self.source = RunnerSource(runner)

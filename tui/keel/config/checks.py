@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from keel.config.netsets import network
 from keel.config.schema import Rule
+from keel.parse.ssh_key import parse_public_key
 
 IFNAMSIZ = 16  # the kernel's buffer, with the terminating NUL
 _IFNAME_CHARS = re.compile(r"^[A-Za-z0-9_.@+-]+\Z")
@@ -147,6 +148,14 @@ def lease(value: str) -> str | None:
     return None
 
 
+def ssh_public_key(value: str) -> str | None:
+    try:
+        parse_public_key(value)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
 SYNTAXES: dict[str, Callable[[str], str | None]] = {
     "ifname": ifname,
     "hostname": hostname,
@@ -156,6 +165,7 @@ SYNTAXES: dict[str, Callable[[str], str | None]] = {
     "wg_key": wg_key,
     "endpoint": endpoint,
     "lease": lease,
+    "ssh_public_key": ssh_public_key,
 }
 
 

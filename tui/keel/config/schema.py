@@ -31,7 +31,7 @@ GOVERNORS = ("performance", "schedutil", "ondemand", "powersave", "conservative"
 class Rule:
     """What one value may be. `syntax` names a check in keel.config.checks
     (ifname, hostname, address, prefix, interface_address, wg_key, endpoint,
-    lease); `low`..`high` bound integers; `choices` lists the allowed strings."""
+    lease, ssh_public_key); `low`..`high` bound integers; `choices` lists the allowed strings."""
 
     syntax: str | None = None
     low: int | None = None
@@ -199,6 +199,14 @@ class Selftest:
 
 
 @dataclass(frozen=True)
+class Access:
+    ssh_keys: tuple[str, ...] = key((), "SSH public keys that may log in as root, one "
+                                        "authorized_keys line each (public keys are not "
+                                        "secrets); password logins over SSH stay off",
+                                    item=syntax("ssh_public_key"))
+
+
+@dataclass(frozen=True)
 class Config:
     system: System = section(System, "the router")
     wan: Wan = section(Wan, "the WAN: address and shaping")
@@ -208,6 +216,8 @@ class Config:
     nat: Nat = section(Nat, "address translation")
     tuning: Tuning = section(Tuning, "CPU tuning for latency")
     selftest: Selftest = section(Selftest, "self-test support")
+    access: Access = section(Access, "who may log in over SSH (the root password is set "
+                                     "from the console: keel access password)")
 
 
 def is_secret(name: str) -> bool:

@@ -34,14 +34,18 @@ HOUR = 3600
 STALL_FRESH_S = 3.0  # an older stall line means the meter is not running
 
 
-def _latency(snap: LatencySnapshot | None, name: str) -> tuple[float | None, float | None]:
-    """(RTT now, idle baseline) of a series: the median of the samples that
-    came since the previous snapshot, else the latest RTT."""
+def _latency(snap: LatencySnapshot | None,
+             name: str) -> tuple[float | None, float | None, float | None]:
+    """(RTT now, idle baseline, the slowest RTT) of a series: the median and
+    the worst of the samples that came since the previous snapshot, else the
+    latest RTT."""
     series = snap.get(name) if snap is not None else None
     if series is None:
-        return None, None
+        return None, None, None
     got = [s.rtt_ms for s in series.new if s.rtt_ms is not None]
-    return (statistics.median(got) if got else series.last_ms), series.idle_ms
+    if not got:
+        return series.last_ms, series.idle_ms, series.last_ms
+    return statistics.median(got), series.idle_ms, max(got)
 
 
 def signals_from(t: float, *, stall: StallSecond | None = None, cpu: CpuSnapshot | None = None,
@@ -50,8 +54,8 @@ def signals_from(t: float, *, stall: StallSecond | None = None, cpu: CpuSnapshot
                  load_average: float | None = None) -> Signals:
     """One second of signals from what the collectors saw (pure)."""
     cores = cpu.cores if cpu is not None and cpu.error is None else ()
-    tun_ms, tun_idle = _latency(latency, "tunnel")
-    out_ms, out_idle = _latency(latency, "outside")
+    tun_ms, tun_idle, tun_worst = _latency(latency, "tunnel")
+    out_ms, out_idle, _ = _latency(latency, "outside")
     mbit = None
     if tunnel is not None and tunnel.interfaces:
         rates = [r for i in tunnel.interfaces for r in (i.rx_bps, i.tx_bps) if r is not None]
@@ -73,6 +77,7 @@ def signals_from(t: float, *, stall: StallSecond | None = None, cpu: CpuSnapshot
         tunnel_cpu=cpu.cost.cores if cpu is not None and cpu.cost else None,
         tunnel_mbit=mbit,
         latency_tunnel_ms=tun_ms, latency_tunnel_idle_ms=tun_idle,
+        latency_tunnel_worst_ms=tun_worst,
         latency_outside_ms=out_ms, latency_outside_idle_ms=out_idle,
         cake_on=bool(dirs),
         cake_backlog_bytes=sum(d.backlog_bytes for d in dirs) if dirs else None,

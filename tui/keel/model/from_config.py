@@ -42,4 +42,5 @@ def model_from_config(cfg: schema.Config) -> m.RouterModel:
         tuning=m.Tuning(governor=t.governor, hold_latency=t.hold_latency,
                         max_cstate_latency_us=t.max_cstate_latency_us, rps=t.rps),
         selftest=m.Selftest(iperf3_server=cfg.selftest.iperf3_server),
-        system=m.System(hostname=cfg.system.hostname))
+        system=m.System(hostname=cfg.system.hostname),
+        access=m.Access(ssh_keys=cfg.access.ssh_keys))

@@ -105,6 +105,11 @@ class System:
 
 
 @dataclass(frozen=True)
+class Access:
+    ssh_keys: tuple[str, ...] = ()  # authorized_keys lines from the config
+
+
+@dataclass(frozen=True)
 class RouterModel:
     wans: tuple[Wan, ...]
     lans: tuple[Lan, ...] = ()
@@ -114,3 +119,4 @@ class RouterModel:
     tuning: Tuning = field(default_factory=Tuning)
     selftest: Selftest = field(default_factory=Selftest)
     system: System = field(default_factory=System)
+    access: Access = field(default_factory=Access)

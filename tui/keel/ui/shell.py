@@ -8,91 +8,14 @@ sha512 only). The password goes to helpers on stdin, never in argv.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import hmac
 import os
 import subprocess
-import threading
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
 
-Hasher = Callable[[str, str], "str | None"]  # (password, setting/hash) -> hash or None
-
-
-class RootPassword(Enum):
-    SET = "set"
-    EMPTY = "empty"  # no password: no shell until one is set
-    LOCKED = "locked"  # '!' or '*': no password login possible
-    UNREADABLE = "unreadable"
-
-
-def python_crypt_hasher() -> Hasher | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            import crypt  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    return lambda password, setting: crypt.crypt(password, setting)
-
-
-_libcrypt_lock = threading.Lock()
-
-
-def libcrypt_hasher() -> Hasher | None:
-    name = ctypes.util.find_library("crypt")
-    if not name:
-        return None
-    try:
-        lib = ctypes.CDLL(name)
-    except OSError:
-        return None
-    fn = lib.crypt
-    fn.restype, fn.argtypes = ctypes.c_char_p, [ctypes.c_char_p, ctypes.c_char_p]
-
-    def hasher(password: str, setting: str) -> str | None:
-        with _libcrypt_lock:  # crypt(3) returns a static buffer
-            out = fn(password.encode(), setting.encode())
-        return out.decode() if out else None
-
-    return hasher
-
-
-OPENSSL_SCHEMES = {"1": "-1", "5": "-5", "6": "-6"}
-
-
-def openssl_hasher(openssl: str = "openssl") -> Hasher:
-    def hasher(password: str, setting: str) -> str | None:
-        parts = setting.split("$")
-        if len(parts) < 4 or parts[1] not in OPENSSL_SCHEMES:
-            return None
-        salt = parts[2]
-        argv = [openssl, "passwd", OPENSSL_SCHEMES[parts[1]], "-salt", salt, "-stdin"]
-        if salt.startswith("rounds="):
-            return None
-        try:
-            proc = subprocess.run(argv, input=password + "\n", capture_output=True, text=True,
-                                  timeout=10, check=False)
-        except OSError:
-            return None
-        return proc.stdout.strip() if proc.returncode == 0 else None
-
-    return hasher
-
-
-def default_hasher() -> Hasher:
-    return python_crypt_hasher() or libcrypt_hasher() or openssl_hasher()
-
-
-def shadow_entry(text: str, user: str = "root") -> str | None:
-    for line in text.splitlines():
-        fields = line.split(":")
-        if len(fields) >= 2 and fields[0] == user:
-            return fields[1]
-    return None
+from keel.access.password import RootPassword, shadow_entry
+from keel.system.crypt import Hasher, default_hasher
 
 
 @dataclass

@@ -1,0 +1,1 @@
+"""Who may get in: the root password and the SSH keys, kept on /data."""

@@ -1,0 +1,74 @@
+"""SSH keys that may log in as root: those added from the console (kept in
+/data/keel/access/ssh_keys) and those the config lists (access.ssh_keys),
+written together as dropbear's authorized_keys (/data/keel/ssh/, dropbear -D).
+Password logins over SSH stay off (dropbear -s)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from keel.parse.ssh_key import SshKey, parse_public_key
+
+ACCESS_DIR = Path("/data/keel/access")
+AUTHORIZED_KEYS = Path("/data/keel/ssh/authorized_keys")
+
+
+def merged(*groups: Iterable[str]) -> list[SshKey]:
+    """The keys of every group, each once (by its key data), in order; lines
+    that are not keys are left out (the config loader has refused them)."""
+    seen, out = set(), []
+    for group in groups:
+        for line in group:
+            try:
+                key = parse_public_key(line)
+            except ValueError:
+                continue
+            if key.blob not in seen:
+                seen.add(key.blob)
+                out.append(key)
+    return out
+
+
+def authorized_keys_text(keys: Iterable[SshKey]) -> str:
+    return "".join(key.line + "\n" for key in keys)
+
+
+class KeyStore:
+    """The keys added from the console."""
+
+    def __init__(self, directory: Path = ACCESS_DIR) -> None:
+        self.path = directory / "ssh_keys"
+
+    def lines(self) -> list[str]:
+        try:
+            return [line for line in self.path.read_text().splitlines() if line.strip()]
+        except OSError:
+            return []
+
+    def keys(self) -> list[SshKey]:
+        return merged(self.lines())
+
+    def _write(self, keys: list[SshKey]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(".ssh_keys.new")
+        tmp.write_text(authorized_keys_text(keys))
+        os.replace(tmp, self.path)
+
+    def add(self, text: str) -> SshKey:
+        """Add one pasted key (ValueError says what is wrong; nothing changes)."""
+        key = parse_public_key(text)
+        keys = self.keys()
+        if any(k.blob == key.blob for k in keys):
+            raise ValueError(f"already there: {key.describe()}")
+        self._write([*keys, key])
+        return key
+
+    def remove(self, fingerprint: str) -> SshKey:
+        keys = self.keys()
+        gone = [k for k in keys if k.fingerprint == fingerprint]
+        if not gone:
+            raise ValueError(f"no key with fingerprint {fingerprint}")
+        self._write([k for k in keys if k.fingerprint != fingerprint])
+        return gone[0]
