@@ -28,7 +28,8 @@ class Nic:
 class Guest:
     def __init__(self, name: str, workdir: Path, *, firmware: str = "bios",
                  memory: int = 512, smp: int = 2, disk_size: str | None = None,
-                 image: Path | None = None, accel: accel_mod.Accel | None = None) -> None:
+                 image: Path | None = None, accel: accel_mod.Accel | None = None,
+                 tty1_ui: bool = False) -> None:
         if firmware not in ("bios", "uefi"):
             raise LabError(f"{name}: firmware must be 'bios' or 'uefi', not {firmware!r}")
         self.name = name
@@ -36,6 +37,10 @@ class Guest:
         self.firmware = firmware
         self.memory = memory
         self.smp = smp
+        # the console UI on tty1 polls the router once a second: under software
+        # emulation that is a share of the guest's CPU the latency tests must
+        # not carry, so it is turned off after the login unless asked for
+        self.tty1_ui = tty1_ui
         self.disk_size = disk_size
         self.image = image or dev_image()
         self.accel = accel or accel_mod.detect()
@@ -85,6 +90,7 @@ class Guest:
         more on a fresh overlay, and say so loudly; anything else fails."""
         try:
             self._console().login(timeout=timeout)
+            self._tty1()
         except EmulatorCrash as crash:
             self.stop()
             kept = self.log_path.with_suffix(".crashed.log")
@@ -93,6 +99,14 @@ class Guest:
                   f"(console log kept in {kept})", file=sys.stderr, flush=True)
             self.start()
             self._console().login(timeout=timeout)
+            self._tty1()
+
+    def _tty1(self) -> None:
+        if not self.tty1_ui:
+            # and the first boot's question (a root password, or none on
+            # purpose) answered: none, as a console-only box
+            self.check("mkdir -p /run/keel; touch /run/keel/tty1-off; "
+                       "pkill -f 'keel tui --console'; keel access no-password >/dev/null; true")
 
     def boot(self) -> None:
         self.start()

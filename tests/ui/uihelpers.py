@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from pathlib import Path
 
+from keel.access.password import PasswordStore
+from keel.access.ssh_keys import KeyStore
 from keel.metrics.collectors import CakeCollector, CpuCollector, TuningCollector, TunnelCollector
 from keel.metrics.latency import FakeProbe, LatencyCollector
 from keel.metrics.verdict import VerdictCollector
@@ -46,6 +49,7 @@ def fixture_collectors(source: FixtureSource | None = None, loss_every: int = 7)
     return collectors
 
 
+NOWHERE = Path("/nonexistent-keel-test")
 SLOW = dict.fromkeys(("tunnel", "cpu", "cake", "tuning", "latency", "verdict"), 3600.0)
 # the stall meter's second the fixture shows: a healthy CPU
 STALL = StallSecond(NOW, (CpuStall(0, 100, 0.2, 0.4, 15.0), CpuStall(1, 100, 0.3, 1.2, 21.0)),
@@ -59,6 +63,10 @@ def make_app(profile=CONSOLE, collectors=None, **kwargs):
     kwargs.setdefault("runner", FakeSelfTestRunner())
     kwargs.setdefault("intervals", SLOW)
     kwargs.setdefault("password_delay", 0.0)
+    # no shadow to read: the first boot's password question is not asked
+    kwargs.setdefault("passwords", PasswordStore(NOWHERE / "access", NOWHERE / "shadow",
+                                                 mount=False))
+    kwargs.setdefault("key_store", KeyStore(NOWHERE / "access"))
     return KeelApp(collectors or fixture_collectors(), profile, **kwargs)
 
 

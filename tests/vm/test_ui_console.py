@@ -18,7 +18,9 @@ UI_SECONDS = 25
 
 @pytest.fixture(scope="module")
 def lab(make_module_lab):
-    rl = topo.build(make_module_lab())
+    lab = make_module_lab()
+    rl = topo.build(lab)
+    rl.console = lab.guest("console", smp=1, memory=384, tty1_ui=True)  # type: ignore[attr-defined]
     rl.lab.start()
     rl.hub_pub = configure_with_keel(rl)  # type: ignore[attr-defined]
     return rl
@@ -55,3 +57,19 @@ def test_ui_shows_the_peer_rates_and_tunnel_cpu_under_traffic(lab, request):
     assert re.search(r"[\d.]+ core = \d+% of \d+ CPUs", text), text
     assert "CPU-s per Gbit" in text
     (lab.lab.workdir / "ui-screen-80x24.txt").write_text(text + "\n")
+
+
+def test_tty1_runs_the_ui_and_falls_back_to_a_login_after_3_failed_starts(lab):
+    guest = lab.console
+    pid = guest.until("pgrep -f 'keel tui --console'", 120).split()[0]
+    assert guest.check(f"readlink /proc/{pid}/fd/0") == "/dev/tty1"
+    assert guest.check(f"tr '\\0' ' ' < /proc/{pid}/environ | grep -o 'TERM=linux'")
+    # the UI ends with an error within 30 s of its start, three times: a login
+    for _ in range(5):
+        if guest.run("pgrep -f 'getty 38400 tty1'").rc == 0:
+            break
+        guest.check("pkill -f 'keel tui --console'; sleep 1; true")
+        guest.until("pgrep -f 'keel tui --console' || pgrep -f 'getty 38400 tty1'", 120)
+    guest.until("pgrep -f 'getty 38400 tty1'", 60)
+    assert guest.run("pgrep -f 'keel tui --console'").rc != 0
+    assert int(guest.check("cat /run/keel/tty1-failures")) >= 3

@@ -6,6 +6,7 @@
     keel show pubkey|revisions                           what the router is
     keel doctor [--json]                                 what is really in force
     keel config check|example ...                        the config file
+    keel access [password|no-password|keys ...]          root password, SSH keys
     keel selftest throughput|bufferbloat|mtu             against the WireGuard peer
     keel stall-meter                                     how late the CPU comes back (a daemon)
     keel tui                                             the console UI
@@ -103,13 +104,14 @@ def build_parser() -> argparse.ArgumentParser:
     # A sub-command that cannot be imported is a broken install: fail loudly
     # (an ImportError here must never turn `keel doctor` into "invalid choice").
     # Registering imports no Textual: keel.ui.cli loads it only to run the UI.
+    from keel.access.cli import add_access_command
     from keel.config.cli import add_config_commands
     from keel.doctor.cli import add_doctor_command
     from keel.selftest.cli import add_selftest_commands
     from keel.stall.cli import register as add_stall_meter_command
     from keel.ui.cli import add_tui_command
 
-    for add in (add_config_commands, add_doctor_command, add_selftest_commands,
+    for add in (add_access_command, add_config_commands, add_doctor_command, add_selftest_commands,
                 add_stall_meter_command, add_tui_command):
         add(sub)
     return parser

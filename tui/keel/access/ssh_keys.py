@@ -47,7 +47,7 @@ class KeyStore:
         except OSError:
             return []
 
-    def keys(self) -> list[SshKey]:
+    def all(self) -> list[SshKey]:
         return merged(self.lines())
 
     def _write(self, keys: list[SshKey]) -> None:
@@ -59,16 +59,30 @@ class KeyStore:
     def add(self, text: str) -> SshKey:
         """Add one pasted key (ValueError says what is wrong; nothing changes)."""
         key = parse_public_key(text)
-        keys = self.keys()
+        keys = self.all()
         if any(k.blob == key.blob for k in keys):
             raise ValueError(f"already there: {key.describe()}")
         self._write([*keys, key])
         return key
 
     def remove(self, fingerprint: str) -> SshKey:
-        keys = self.keys()
+        keys = self.all()
         gone = [k for k in keys if k.fingerprint == fingerprint]
         if not gone:
             raise ValueError(f"no key with fingerprint {fingerprint}")
         self._write([k for k in keys if k.fingerprint != fingerprint])
         return gone[0]
+
+
+def write_authorized_keys(config_keys: Iterable[str], store: KeyStore,
+                          path: Path | None = None) -> Path:
+    """dropbear's authorized_keys now (what `keel apply` writes too)."""
+    path = path or AUTHORIZED_KEYS
+    text = authorized_keys_text(merged(config_keys, store.lines()))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(".authorized_keys.new")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+    return path

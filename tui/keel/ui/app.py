@@ -8,6 +8,9 @@ from typing import Any, ClassVar
 from textual.app import App, SuspendNotSupported
 from textual.binding import Binding
 
+from keel.access.password import PasswordStore
+from keel.access.ssh_keys import KeyStore
+from keel.ui.access import AccessScreen, SetPasswordScreen
 from keel.ui.profile import MODERN, Profile, theme_name
 from keel.ui.screens import (
     DashboardScreen,
@@ -24,7 +27,7 @@ ApplyRates = Callable[[RecommendedRates], str]
 KeepApplied = Callable[[], str]
 
 NO_PASSWORD = ("root has no password, so the console will not open a shell.\n"
-               "Set one first (passwd, from SSH or the serial login), then press [!] again.")
+               "Set one first ([p] access, or keel access password), then press [!] again.")
 LOCKED = "root's password is locked: no shell from the console."
 UNREADABLE = "cannot read /etc/shadow (not root?): no shell from the console."
 
@@ -50,6 +53,16 @@ def keep_applied() -> str:
     return confirm()
 
 
+def config_ssh_keys() -> tuple[str, ...]:
+    """The SSH keys the config in force lists (none when it is invalid)."""
+    from keel.model.reading import InvalidConfig, config_in_force, read_model
+
+    try:
+        return read_model(config_in_force()).access.ssh_keys
+    except (InvalidConfig, OSError):
+        return ()
+
+
 def default_runner() -> SelfTestRunner:
     from keel.ui.selftest_runner import KeelSelfTestRunner
 
@@ -63,6 +76,7 @@ class KeelApp(App):
         Binding("q", "quit", "quit"),
         Binding("s", "selftest", "self-test"),
         Binding("v", "verdicts", "verdicts"),
+        Binding("p", "access", "access"),
         Binding("exclamation_mark,f10", "shell", "shell"),
         Binding("r", "poll_now", "poll now"),
     ]
@@ -71,7 +85,9 @@ class KeelApp(App):
                  runner: SelfTestRunner | None = None, apply_rates: ApplyRates | None = None,
                  keep: KeepApplied | None = None,
                  shell: RootShell | None = None, intervals: Mapping[str, float] | None = None,
-                 password_delay: float = 2.0, quit_after: float | None = None) -> None:
+                 password_delay: float = 2.0, quit_after: float | None = None,
+                 passwords: PasswordStore | None = None, key_store: KeyStore | None = None
+                 ) -> None:
         super().__init__(ansi_color=profile.console)
         self.collectors = dict(collectors)
         self.profile = profile
@@ -83,6 +99,8 @@ class KeelApp(App):
         self.password_delay = password_delay
         self.quit_after = quit_after
         self.latency_running = False
+        self.passwords = passwords or PasswordStore()
+        self.key_store = key_store or KeyStore()
 
     def interval(self, name: str) -> float:
         default = {"tuning": self.profile.data_interval * 5,
@@ -97,6 +115,16 @@ class KeelApp(App):
         if self.quit_after:
             self.set_timer(self.quit_after, self.exit)
         self.resume_latency()
+        if self.passwords.needs_asking():  # first boot: before anything else
+            self.push_screen(SetPasswordScreen(self.passwords), self._password_answered)
+
+    def _password_answered(self, set_: bool | None) -> None:
+        self.say("root password set" if set_ else "no root password: [p] sets one later")
+
+    def action_access(self) -> None:
+        if not isinstance(self.screen, AccessScreen):
+            self.push_screen(AccessScreen(self.passwords, self.key_store, config_ssh_keys(),
+                                          id="access-screen"))
 
     def on_unmount(self) -> None:
         self.pause_latency()

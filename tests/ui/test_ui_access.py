@@ -1,0 +1,88 @@
+"""Pilot tests of access: root's password asked on first boot (twice, never
+echoed) or none on purpose, and SSH keys pasted on the access screen."""
+
+from __future__ import annotations
+
+import base64
+
+from keel.access.password import PasswordStore, RootPassword
+from keel.access.ssh_keys import KeyStore
+from keel.ui.access import AccessScreen, SetPasswordScreen
+from keel.ui.shell import RootShell
+from tests.ui.uihelpers import asynctest, make_app, screen_lines, settle
+
+KEY = "ssh-ed25519 " + base64.b64encode(
+    b"\x00\x00\x00\x0bssh-ed25519\x00\x00\x00\x20" + bytes(range(32))).decode() + " me@laptop"
+
+
+def fresh(tmp_path) -> PasswordStore:
+    shadow = tmp_path / "etc-shadow"
+    shadow.write_text("root::19000:0:99999:7:::\nnobody:*:19000::::::\n")
+    return PasswordStore(tmp_path / "access", shadow, mount=False)
+
+
+@asynctest
+async def test_first_boot_asks_for_a_password_twice_and_it_then_opens_the_shell(tmp_path):
+    store = fresh(tmp_path)
+    assert store.needs_asking()
+    app = make_app(passwords=store, shell=RootShell(str(store.shadow)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, SetPasswordScreen)
+        await pilot.press(*"s3cret-one", "enter", *"s3cret-two", "enter")
+        await pilot.pause()
+        text = "\n".join(screen_lines(app))
+        assert "the two differ" in text and "s3cret" not in text  # never echoed
+        await pilot.press(*"s3cret-one", "enter", *"s3cret-one", "enter")
+        await settle(pilot)
+        assert app.screen.id == "dashboard"
+        assert "root password set" in screen_lines(app)[-1]
+    assert store.status() is RootPassword.SET and not store.needs_asking()
+    field = store.shadow.read_text().split(":")[1]
+    assert field.startswith(("$y$", "$6$")) and "s3cret" not in store.shadow.read_text()
+    assert "nobody:*:" in store.shadow.read_text()  # the other lines kept
+    assert RootShell(str(store.shadow)).verify("s3cret-one")
+
+
+@asynctest
+async def test_no_password_on_purpose_says_what_it_means(tmp_path):
+    store = fresh(tmp_path)
+    app = make_app(passwords=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert "lets anyone at it in as root" in "\n".join(screen_lines(app))
+        await pilot.press("y")
+        await settle(pilot)
+        assert app.screen.id == "dashboard"
+    assert store.skipped() and not store.needs_asking()
+    assert store.status() is RootPassword.EMPTY
+
+
+@asynctest
+async def test_a_pasted_key_is_checked_shown_and_written_for_ssh(tmp_path, monkeypatch):
+    from keel.access import ssh_keys
+
+    monkeypatch.setattr(ssh_keys, "AUTHORIZED_KEYS", tmp_path / "ssh" / "authorized_keys")
+    keys = KeyStore(tmp_path / "access")
+    app = make_app(key_store=keys)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("p")
+        await pilot.pause()
+        assert isinstance(app.screen, AccessScreen)
+        await pilot.press(*"ssh-rsa AAAAnotakey", "enter")
+        await pilot.pause()
+        assert "not added: the key's" in "\n".join(screen_lines(app))
+        assert keys.all() == []
+        app.screen.query_one("#new-key").value = KEY
+        await pilot.press("enter")
+        await pilot.pause()
+        text = "\n".join(screen_lines(app))
+        fingerprint = keys.all()[0].fingerprint
+        assert f"added   ssh-ed25519 {fingerprint[:24]}" in text
+        assert "in force for SSH now" in text
+        assert (tmp_path / "ssh" / "authorized_keys").read_text() == KEY + "\n"
+        await pilot.press("f3")
+        await pilot.pause()
+        assert keys.all() == [] and (tmp_path / "ssh" / "authorized_keys").read_text() == ""

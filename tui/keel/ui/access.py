@@ -1,0 +1,176 @@
+"""The console's access screens: root's password on first boot (asked before
+anything else, twice, never echoed; or none, on purpose, on a console-only
+box) and the SSH keys that may log in (paste a public key; shown as type and
+fingerprint). Both are kept on /data (keel.access)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Input, Static
+
+from keel.access.cli import NO_PASSWORD_MEANS
+from keel.access.password import PasswordStore, RootPassword
+from keel.access.ssh_keys import KeyStore, write_authorized_keys
+from keel.ui.lines import LinesPanel
+
+WHY = ("Root's password guards the console's login and the UI's shell key [!]. "
+       "SSH never takes it (keys only).")
+
+
+class SetPasswordScreen(ModalScreen[bool]):
+    """Dismisses True once a password is set, False when the user chose none."""
+
+    BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "none", "no password")]
+
+    def __init__(self, store: PasswordStore, first_boot: bool = True) -> None:
+        super().__init__()
+        self.store, self.first_boot = store, first_boot
+
+    def compose(self) -> ComposeResult:
+        title = "First boot: set root's password" if self.first_boot else "Root's password"
+        with Static(id="dialog"):
+            yield Static(f"{title}\n{WHY}\n[esc] no password (a console-only box)",
+                         markup=False)
+            yield Input(password=True, placeholder="new password", id="pw1")
+            yield Input(password=True, placeholder="again", id="pw2")
+            yield Static("", id="pw-said", markup=False)
+
+    def say(self, text: str) -> None:
+        self.query_one("#pw-said", Static).update(text)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        first, second = self.query_one("#pw1", Input), self.query_one("#pw2", Input)
+        if event.input is first:
+            second.focus()
+            return
+        if not first.value:
+            self.say("empty: type a password, or [esc] for none")
+            first.focus()
+            return
+        if first.value != second.value:
+            first.value = second.value = ""
+            self.say("the two differ: once more")
+            first.focus()
+            return
+        password = first.value
+        first.value = second.value = ""
+        first.disabled = second.disabled = True
+        self.say("hashing ...")
+        self._set(password)
+
+    @work(thread=True, exclusive=True, group="set-password", exit_on_error=False)
+    def _set(self, password: str) -> None:
+        try:
+            self.store.set(password)
+        except (OSError, ValueError) as err:
+            self.app.call_from_thread(self._failed, str(err))
+            return
+        self.app.call_from_thread(self.dismiss, True)
+
+    def _failed(self, why: str) -> None:
+        first, second = self.query_one("#pw1", Input), self.query_one("#pw2", Input)
+        first.disabled = second.disabled = False
+        first.focus()
+        self.say(f"not set: {why}")
+
+    def action_none(self) -> None:
+        from keel.ui.screens import ConfirmScreen
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.store.skip()
+                self.dismiss(False)
+
+        self.app.push_screen(ConfirmScreen(f"No root password? That means: {NO_PASSWORD_MEANS}."),
+                             answered)
+
+
+class AccessScreen(Screen[None]):
+    """Root's password and the SSH keys; paste a public key to add it."""
+
+    BINDINGS: ClassVar[list[Binding]] = [
+        Binding("f2", "password", "password"),
+        Binding("f3", "remove", "remove the last key"),
+        Binding("escape", "back", "back"),
+    ]
+
+    def __init__(self, store: PasswordStore, keys: KeyStore,
+                 config_keys: tuple[str, ...] = (), **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.store, self.keys, self.config_keys = store, keys, config_keys
+
+    def compose(self) -> ComposeResult:
+        yield LinesPanel(id="access")
+        yield Input(placeholder="paste an SSH public key (ssh-ed25519 AAAA... you@host), enter",
+                    id="new-key")
+        yield Static("", id="access-said", markup=False)
+        yield Static("[F2] root password  [F3] remove the last key added here  [esc] back",
+                     id="footer", markup=False)
+
+    def on_mount(self) -> None:
+        self.redraw()
+        self.query_one("#new-key", Input).focus()
+
+    def redraw(self) -> None:
+        state = self.store.status()
+        pw = ("set" if state is RootPassword.SET else
+              "locked" if state is RootPassword.LOCKED else
+              "cannot be read (not root?)" if state is RootPassword.UNREADABLE else
+              "none, on purpose" if self.store.skipped() else "not set yet ([F2])")
+        lines = [Text("ACCESS", style="bold"), Text(f"  root password: {pw}"),
+                 Text(f"  SSH keys (keys only; {len(self.config_keys)} from the config):",
+                      style="bold")]
+        for line in self.config_keys:
+            from keel.parse.ssh_key import parse_public_key
+
+            try:
+                lines.append(Text(f"    config  {parse_public_key(line).describe()}"))
+            except ValueError:
+                continue
+        lines += [Text(f"    added   {k.describe()}") for k in self.keys.all()]
+        self.query_one("#access", LinesPanel).set_lines(lines)
+
+    def say(self, text: str) -> None:
+        self.query_one("#access-said", Static).update(text)
+
+    def _install(self) -> str:
+        try:
+            write_authorized_keys(self.config_keys, self.keys)
+        except OSError as err:
+            return f"; not yet in force ({err}): keel apply writes it"
+        return ", in force for SSH now"
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        try:
+            key = self.keys.add(event.value)
+        except (ValueError, OSError) as err:
+            self.say(f"not added: {err}")
+            return
+        event.input.value = ""
+        self.say(f"added {key.describe()}{self._install()}")
+        self.redraw()
+
+    def action_remove(self) -> None:
+        keys = self.keys.all()
+        if not keys:
+            self.say("no key added here to remove (the config's stay: edit access.ssh_keys)")
+            return
+        key = self.keys.remove(keys[-1].fingerprint)
+        self.say(f"removed {key.describe()}{self._install()}")
+        self.redraw()
+
+    def action_password(self) -> None:
+        def done(set_: bool | None) -> None:
+            self.say("root password set" if set_ else "no root password")
+            self.redraw()
+
+        self.app.push_screen(SetPasswordScreen(self.store, first_boot=False), done)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
