@@ -1,5 +1,6 @@
 # keel: the one entry point.
 #   make dev-image   the dev image from Debian packages (what tests and demo boot)
+#   make host-deps   install what this machine lacks (the one list; make test and demo run it)
 #   make test        unit tests + QEMU lab tests (builds the dev image if missing)
 #   make demo        build what is missing, boot the lab, open the console
 #   make image       the release image with Buildroot (needs internet)
@@ -15,17 +16,22 @@ PYTEST_ARGS ?=
 
 DEV_IMAGE := $(OUT)/images/keel-x86_64-dev.img
 
-.PHONY: all dev-image test test-unit test-vm demo bench help
+.PHONY: all host-deps dev-image test test-unit test-vm demo bench help
 all: dev-image
 
 help:
 	@sed -n '2,8p' $(TOP)/Makefile
 
-dev-image:
+# what this machine lacks to build the dev image, boot the lab and run the
+# tests, installed (as root; otherwise it says what to run)
+host-deps:
+	$(TOP)/board/keel/dev-image/host-deps.sh
+
+dev-image: host-deps
 	$(TOP)/board/keel/dev-image/build.sh $(OUT)
 
 # static checks first (fast), then the dev image, then every test
-test: check dev-image
+test: host-deps check dev-image
 	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m pytest $(PYTEST_ARGS) tests
 
 # every host test (no image, no guest): unit tests, the UI's pilot and snapshot tests

@@ -1,0 +1,67 @@
+#!/bin/bash
+# What this machine needs to build the dev image, boot the lab and run the
+# tests: the one list, used by `make demo`, `make test` and .ci/run.
+#   host-deps.sh           install what is missing (root, Debian 12 or later)
+#   host-deps.sh --check   only say what is missing (exit 1 if anything is)
+# QEMU comes from bookworm-backports on Debian 12 (QEMU 10: under bookworm's
+# 7.2, guests with 2 vCPUs die at random; see README, "The lab").
+set -euo pipefail
+TOP=$(cd "$(dirname "$0")/../../.." && pwd)
+PACKAGES="ovmf mmdebstrap genimage grub-pc-bin grub-efi-amd64-bin grub-common mtools
+	dosfstools e2fsprogs squashfs-tools cpio xz-utils gzip shellcheck tmux python3-pip"
+# a command each package gives (to tell what is missing without dpkg's view)
+TOOLS="qemu-system-x86_64 qemu-img mmdebstrap genimage grub-mkimage mcopy mkfs.vfat
+	mkfs.ext4 mksquashfs cpio xz gzip shellcheck tmux ruff"
+
+missing_tools() {
+	for tool in $TOOLS; do command -v "$tool" >/dev/null || echo "$tool"; done
+	[ -e /usr/share/OVMF/OVMF_CODE.fd ] || [ -e /usr/share/OVMF/OVMF_CODE_4M.fd ] ||
+		echo "ovmf"
+	qemu-system-x86_64 --version 2>/dev/null | grep -Eq 'version (9|[1-9][0-9])\.' ||
+		echo "qemu-10"
+}
+
+missing_python() {
+	python3 - "$TOP/tests/requirements.txt" <<'PY' || echo "python-packages"
+import importlib.util, sys
+for module in ("pytest", "pexpect", "hypothesis", "pyte", "textual", "syrupy"):
+    if importlib.util.find_spec(module) is None:
+        sys.exit(1)
+PY
+}
+
+missing=$( (missing_tools; missing_python) | tr '\n' ' ')
+if [ -z "$missing" ]; then
+	exit 0
+fi
+if [ "${1:-}" = "--check" ]; then
+	echo "missing: $missing (run board/keel/dev-image/host-deps.sh as root)" >&2
+	exit 1
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "missing: $missing; run as root: $0" >&2
+	exit 1
+fi
+echo "== host-deps: installing what is missing: $missing"
+export DEBIAN_FRONTEND=noninteractive
+if grep -q bookworm /etc/os-release && ! grep -rqs bookworm-backports \
+	/etc/apt/sources.list /etc/apt/sources.list.d/; then
+	cat >/etc/apt/sources.list.d/keel-backports.sources <<'SRC'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+fi
+apt-get update -q
+if grep -q bookworm /etc/os-release; then
+	apt-get install -y -q -t bookworm-backports qemu-system-x86 qemu-utils
+else
+	apt-get install -y -q qemu-system-x86 qemu-utils
+fi
+# shellcheck disable=SC2086 # one word per package
+apt-get install -y -q $PACKAGES
+qemu-system-x86_64 --version | head -1
+python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+	-r "$TOP/tests/requirements.txt"
