@@ -44,14 +44,11 @@ def test_stalls_with_tunnel_latency_are_named_starvation():
     snaps = [verdict.poll() for _ in range(5)]
     history = snaps[-1].history
     assert len(history) == 5
-    # the fixture's tunnel probe runs 5.6 ms over a 4.8 ms base: no latency rise,
-    # so the stalls alone are not a verdict of starvation
-    assert "starved" not in {v.cause for v in snaps[-1].verdicts}
-    late = [s.__class__(**{**s.__dict__, "latency_tunnel_worst_ms": 180.0}) for s in history]
-    from keel.verdicts import judge
-
-    assert judge(late)[0].cause == "starved"
-    assert "stalls up to 310 ms" in judge(late)[0].text
+    # the stall meter at real-time priority is the proof, whatever the
+    # router's own probes show
+    top = snaps[-1].verdicts[0]
+    assert top.cause == "starved" and "stalls up to 310 ms" in top.text
+    assert top.evidence["stall_max_ms"] == 310.0
 
 
 def test_signals_from_nothing_is_all_unknown():

@@ -233,11 +233,16 @@ def test_one_isolated_long_stall_is_not_starvation():
     assert found[0].evidence["stall_max_ms"] == 300
 
 
-def test_stalls_held_with_no_tunnel_latency_known_are_a_warning():
+def test_stalls_held_are_starvation_even_when_the_routers_own_probes_are_on_time():
+    # the router's own pings run in step with the stalls: the lab's starved hub
+    # saw its own probes +18 ms at most while the LAN's p95 rose by 130 ms
     table = "\n".join(" ".join(r.split()[:3]) for r in STARVING.strip().splitlines())
     found = judge(trace(table))
-    assert found[0].cause == "starved" and found[0].severity == "warn"
+    assert found[0].cause == "starved" and found[0].severity == "bad"
     assert "tunnel latency unknown" in found[0].text
+    flat = [Signals(**{**vars(s), "latency_tunnel_ms": 21.0, "latency_tunnel_idle_ms": 20.0})
+            for s in trace(table)]
+    assert judge(flat)[0].cause == "starved"
 
 
 def test_the_clock_at_half_its_maximum():
