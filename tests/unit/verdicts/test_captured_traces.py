@@ -47,3 +47,13 @@ def test_the_bloated_line_in_the_lab():
     causes = [c for _, c in replay("edge-bloat.jsonl")]
     assert any("bloat" in c for c in causes)
     assert not any("starved" in c for c in causes)
+
+
+def test_a_starved_hub_whose_own_probes_run_in_step_with_the_stalls():
+    # a second run: the hub's own pings fired as the CPU came back and were
+    # answered before it went again (+18 ms at most), while the stall meter saw
+    # 150 ms every second from about 12 s to 37 s
+    seconds = replay("hub-starving-in-step.jsonl")
+    named = [t for t, c in seconds if "starved" in c]
+    assert named and 12 <= named[0] <= 12 + 10
+    assert not any("starved" in c for t, c in seconds if t < 12 or t > 50)
