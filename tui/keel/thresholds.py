@@ -24,12 +24,13 @@ GRADE_BANDS: tuple[tuple[float, str], ...] = (
 GRADE_LINES_MS = (5.0, 30.0, 60.0)  # drawn on the latency plots, above the idle baseline
 
 # Verdicts (keel.verdicts): what limits latency now
-# Stall meter: a 10 ms sleep at real-time priority comes back within a fraction
-# of a millisecond on a CPU that is really there (< 1 ms seen on busy hosts).
-# 20 ms at p99 means at least one wakeup in a hundred was held for two periods
-# or more; a 50 ms stall alone is larger than a whole healthy WAN RTT.
-STALL_P99_MS = 20.0
-STALL_MAX_MS = 50.0
+# Stall meter: its worst wakeup in a second (at 50 wakeups a second, p99 is
+# nearly the worst). A healthy router comes back within a few ms; even the
+# lab's emulated guests, four on two host cores and busy, came back within
+# 49 ms at worst. A starving VPS's stall is its host's slice: 80-400 ms in the
+# field case, 150 ms under the lab's throttle.
+STALL_P99_MS = 50.0
+STALL_MAX_MS = 100.0
 # ... in at least 3 of the window's seconds: one long stall (a live migration,
 # a host hiccup) is not a starving host.
 STALL_MIN_SECONDS = 3

@@ -95,7 +95,7 @@ def test_a_starving_vps_that_reports_no_steal():
     assert "steal 0 %" in top.text
     assert "load average 0.2" in top.text
     assert top.evidence["stall_max_ms"] == 400
-    assert top.evidence["stalled_seconds"] == 8
+    assert top.evidence["stalled_seconds"] == 7  # 40 ms at p99 and 80 at worst: not a stall
     assert top.evidence["steal_reported"] is False
     assert "bloat" not in [v.cause for v in found]  # the link outside is flat
     assert "healthy" not in [v.cause for v in found]
@@ -194,7 +194,7 @@ def test_a_busy_but_healthy_cpu_is_not_starved():
 
 def test_without_real_time_priority_stalls_on_a_busy_cpu_are_load_not_starvation():
     history = trace(BUSY_BUT_HEALTHY.replace(" 0.8 ", " 90 "), stall_realtime=False)
-    history = [Signals(**{**vars(s), "stall_max_ms": 90.0, "latency_tunnel_ms": 60.0})
+    history = [Signals(**{**vars(s), "stall_max_ms": 150.0, "latency_tunnel_ms": 60.0})
                for s in history]
     assert "starved" not in causes(history)
     # at real-time priority the same figures are the hypervisor's doing
@@ -294,7 +294,7 @@ def test_verdicts_and_signals_are_frozen_and_the_thresholds_named():
         v.cause = "starved"  # type: ignore[misc]
     with pytest.raises(AttributeError):
         Signals(t=0.0).steal = 0.5  # type: ignore[misc]
-    assert verdicts.STALL_P99_MS == 20 and verdicts.STALL_MAX_MS == 50
+    assert verdicts.STALL_P99_MS == 50 and verdicts.STALL_MAX_MS == 100
     assert verdicts.STEAL_BAD == 0.10 and verdicts.BLOAT_MARGIN_MS == 30
     assert set(verdicts.CAUSES) == {"starved", "cpu_bound", "bloat", "far_end", "clock", "idle",
                                     "healthy"}
