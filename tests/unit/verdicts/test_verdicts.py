@@ -330,10 +330,13 @@ def test_latency_without_load_is_not_bloat_but_with_load_it_is():
     assert causes(loaded)[0] == "bloat"  # the same rise with traffic: a queue
 
 
-def test_stalls_on_a_core_saturated_by_the_kernel_are_cpu_bound_not_starved():
-    # softirq runs before any thread, real-time or not: a tunnel that saturates
-    # the only core delays the meter too (seen in the lab under emulation)
+def test_a_saturated_core_with_short_stalls_is_cpu_bound_and_with_long_ones_starved_too():
+    # at real-time priority a core saturated by softirq delays the meter by a
+    # few ms (15-22 ms at worst under emulation in the lab); a throttled VM's
+    # lost time shows as busy too, and its stalls are the host's slices
     history = trace(STARVING, steal_reported=False)
-    bound = [Signals(**{**vars(s), "busy": {"cpu0": 0.99}, "softirq": {"cpu0": 0.7},
-                        "system": {"cpu0": 0.2}, "tunnel_mbit": 60.0}) for s in history]
-    assert causes(bound)[0] == "cpu_bound" and "starved" not in causes(bound)
+    loaded = [Signals(**{**vars(s), "busy": {"cpu0": 0.99}, "softirq": {"cpu0": 0.7},
+                         "system": {"cpu0": 0.2}, "tunnel_mbit": 60.0}) for s in history]
+    short = [Signals(**{**vars(s), "stall_p99_ms": 18.0, "stall_max_ms": 22.0}) for s in loaded]
+    assert causes(short) == ["cpu_bound"]
+    assert causes(loaded)[:2] == ["starved", "cpu_bound"]
