@@ -28,6 +28,7 @@ from keel.selftest.grading import percentile
 from tests.lab import configs
 from tests.lab import topology as topo
 from tests.lab.lab import Lab
+from tests.lab.screen import run_ui
 from tests.lab.throttle import throttled
 from tests.lab.watch import between, clock_offset, records, start_watch
 
@@ -103,7 +104,12 @@ def main() -> int:
             t0 = time.time()
             time.sleep(n)
             with throttled(hub.child.pid) as duty:
-                time.sleep(n)
+                # the hub's console UI, 80x24, while it starves (its watch keeps
+                # writing alongside); what a user on its console would see
+                screen = run_ui(hub, max(n, 20))
+                left = n - (time.time() - duty.started)
+                if left > 0:
+                    time.sleep(left)
             time.sleep(n)
             t3 = time.time()
             lan.check("killall ping; true")
@@ -131,6 +137,8 @@ def main() -> int:
     lines += ["", f"stall meter's own cost: {hub_cost * 100:.2f} % of a core on the hub "
               f"(emulated, one vCPU), {host_cost * 100:.2f} % of a core on this host "
               "(all its CPUs metered)"]
+    lines += ["", "The hub's console UI (80x24, console profile) with the throttle on:", "",
+              "```", *(row.rstrip() for row in screen.display), "```"]
     text = "\n".join(lines) + "\n"
     print(text)
     RESULTS.mkdir(exist_ok=True)

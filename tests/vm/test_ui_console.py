@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import re
 
-import pyte
 import pytest
 
 from tests.lab import topology as topo
 from tests.lab.configs import configure_with_keel
+from tests.lab.screen import run_ui
 
 UI_SECONDS = 25
 
@@ -24,20 +24,6 @@ def lab(make_module_lab):
     rl.lab.start()
     rl.hub_pub = configure_with_keel(rl)  # type: ignore[attr-defined]
     return rl
-
-
-def run_ui(edge, seconds: int) -> pyte.Screen:
-    child = edge.child
-    edge.check("stty rows 24 cols 80")
-    child.sendline(f"TERM=vt220 keel tui --seconds {seconds}; echo UI\"\"-DONE")
-    child.expect("UI-DONE", timeout=edge.accel.scale(seconds + 60))
-    screen = pyte.Screen(80, 24)
-    stream = pyte.ByteStream(screen)
-    raw = child.before
-    # the UI's output starts after the echoed command line
-    stream.feed(raw[raw.find(b"\n") + 1:])
-    edge.check("stty sane; true")  # back in step with the shell
-    return screen
 
 
 def test_ui_shows_the_peer_rates_and_tunnel_cpu_under_traffic(lab, request):
