@@ -10,7 +10,6 @@ Every command goes through ConfigActions (`python -m keel.cli ...`), whose
 
 from __future__ import annotations
 
-import subprocess
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -32,6 +31,7 @@ from textual.widgets import (
     TabPane,
 )
 
+from keel.apply import rates
 from keel.apply.rates import CONFIRM_SECONDS, KEEL, Run
 from keel.config.dump import to_toml
 from keel.config.errors import ConfigError
@@ -47,17 +47,16 @@ KEPT, ROLLED_BACK, NO_ANSWER, NOT_ROLLED_BACK = (
     "kept", "rolled back", "rolled back (no answer)", "not rolled back")
 
 
-def _run(argv: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, capture_output=True, text=True, check=False)
-
-
 class ConfigActions:
     """keel's commands as the settings screens use them; each returns (ok,
-    what keel said). `run` takes an argv and returns a CompletedProcess."""
+    what keel said). `run` takes an argv and returns a CompletedProcess; by
+    default keel.apply.rates' runner (the console's one starter of `keel
+    apply`: this module starts no process of its own)."""
 
-    def __init__(self, run: Run = _run, proposed: Path = PROPOSED,
+    def __init__(self, run: Run | None = None, proposed: Path = PROPOSED,
                  keel: tuple[str, ...] = KEEL) -> None:
-        self.run, self.proposed, self.keel = run, proposed, keel
+        self.run: Run = run or rates._run
+        self.proposed, self.keel = proposed, keel
 
     def _call(self, *args: str) -> tuple[bool, str]:
         try:
