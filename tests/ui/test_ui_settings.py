@@ -179,6 +179,10 @@ async def test_no_rolls_back_at_once(tmp_path):
         await pilot.press("enter")  # the switch: off
         await settle(pilot)
         assert screen.edits == {"nat.masquerade_wan": False}
+        await pilot.press("q")  # the app's quit key: not on this form
+        await settle(pilot)
+        assert app.is_running and app.screen is screen
+        assert "[esc] leaves the settings" in text_of(app)
         await pilot.press("f5")
         await settle(pilot)
         assert "+nat.masquerade_wan = false" in text_of(app)

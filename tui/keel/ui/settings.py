@@ -123,6 +123,9 @@ class SettingsScreen(Screen[None]):
         Binding("f2", "section(-1)", "previous section"),
         Binding("f3", "section(1)", "next section"),
         Binding("escape", "back", "back"),
+        # the app's one-letter keys do nothing here (a Switch or a Select does
+        # not take letters): no quitting or leaving the form by a stray key
+        Binding("q,s,v,p,r,c,h,exclamation_mark", "nothing", show=False),
     ]
     CSS = """
     SettingsScreen TabbedContent { height: 1fr; }
@@ -324,6 +327,9 @@ class SettingsScreen(Screen[None]):
 
     def say(self, text: str) -> None:
         self.query_one(Footer).say(text)
+
+    def action_nothing(self) -> None:
+        self.say("[esc] leaves the settings")
 
     # review and apply
     def action_review(self) -> None:
