@@ -34,7 +34,7 @@ async def test_everything_fits_at_80x24():
         assert len(lines) == 24 and all(len(line) <= 80 for line in lines)
         for title in ("TUNNEL", "CPU", "LATENCY", "CAKE", "TUNING"):
             assert title in text
-        assert lines[-1].startswith("[s] self-test")
+        assert lines[-1].startswith("[s]elftest")
         assert text.isascii()  # the console profile draws nothing outside ASCII
 
 

@@ -222,3 +222,23 @@ async def test_revisions_lists_and_rolls_back_to_one(tmp_path):
         await settle(pilot)
         assert fake.commands() == ["rollback 1"]
         assert "rolled back to revision 1: recorded revision 4" in text_of(app)
+
+
+@asynctest
+async def test_the_dashboard_opens_settings_and_revisions(tmp_path, monkeypatch):
+    from keel.model import reading
+    from keel.ui.settings import RevisionsScreen, SettingsScreen
+
+    user = tmp_path / "keel.toml"
+    user.write_text('[wan]\ninterface = "eth0"\n')
+    monkeypatch.setattr(reading, "config_in_force", lambda: user)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("c")
+        await settle(pilot)
+        assert isinstance(app.screen, SettingsScreen)
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("h")
+        await settle(pilot)
+        assert isinstance(app.screen, RevisionsScreen)

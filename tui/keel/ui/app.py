@@ -77,6 +77,8 @@ class KeelApp(App):
         Binding("s", "selftest", "self-test"),
         Binding("v", "verdicts", "verdicts"),
         Binding("p", "access", "access"),
+        Binding("c", "settings", "settings"),
+        Binding("h", "revisions", "revisions"),
         Binding("exclamation_mark,f10", "shell", "shell"),
         Binding("r", "poll_now", "poll now"),
     ]
@@ -120,6 +122,18 @@ class KeelApp(App):
 
     def _password_answered(self, set_: bool | None) -> None:
         self.say("root password set" if set_ else "no root password: [p] sets one later")
+
+    def action_settings(self) -> None:
+        from keel.ui.settings import SettingsScreen, settings_screen
+
+        if not isinstance(self.screen, SettingsScreen):
+            self.push_screen(settings_screen())
+
+    def action_revisions(self) -> None:
+        from keel.ui.settings import RevisionsScreen
+
+        if not isinstance(self.screen, RevisionsScreen):
+            self.push_screen(RevisionsScreen(id="revisions-screen"))
 
     def action_access(self) -> None:
         if not isinstance(self.screen, AccessScreen):

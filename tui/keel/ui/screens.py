@@ -135,7 +135,7 @@ class Footer(Static):
 
 class DashboardScreen(PollingScreen):
     POLLS = ("tunnel", "cpu", "latency", "cake", "tuning", "verdict")
-    KEYS = "[s] self-test  [v] verdicts  [p] access  [!] shell  [r] poll now  [q] quit"
+    KEYS = "[s]elftest [v]erdicts [c]onfig [h]istory [p] access [!] shell [r] poll [q]uit"
 
     def compose(self) -> ComposeResult:
         yield LinesPanel(id="verdict")
