@@ -14,7 +14,7 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from keel.access.password import RootPassword, shadow_entry
+from keel.access.password import RootPassword, shadow_entry, status_of
 from keel.system.crypt import Hasher, default_hasher
 
 
@@ -24,22 +24,19 @@ class RootShell:
     hasher: Hasher | None = None
     argv: Sequence[str] | None = None
 
-    def _hash_field(self) -> str | None:
+    def _shadow(self) -> str | None:
         try:
             with open(self.shadow_path, encoding="utf-8") as f:
-                return shadow_entry(f.read())
+                return f.read()
         except OSError:
             return None
 
+    def _hash_field(self) -> str | None:
+        text = self._shadow()
+        return shadow_entry(text) if text is not None else None
+
     def status(self) -> RootPassword:
-        field = self._hash_field()
-        if field is None:
-            return RootPassword.UNREADABLE
-        if field == "":
-            return RootPassword.EMPTY
-        if field.startswith(("!", "*")):
-            return RootPassword.LOCKED
-        return RootPassword.SET
+        return status_of(self._shadow())
 
     def verify(self, password: str) -> bool:
         field = self._hash_field()
