@@ -26,6 +26,15 @@ async def test_first_boot_asks_for_a_password_twice_and_it_then_opens_the_shell(
     store = fresh(tmp_path)
     assert store.needs_asking()
     app = make_app(passwords=store, shell=RootShell(str(store.shadow)))
+    workers = []
+    run_worker = app.run_worker
+
+    def recording(*args, **kwargs):
+        worker = run_worker(*args, **kwargs)
+        workers.append(f"{worker!r} {worker.description}")
+        return worker
+
+    app.run_worker = recording  # type: ignore[method-assign]
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert isinstance(app.screen, SetPasswordScreen)
@@ -42,6 +51,8 @@ async def test_first_boot_asks_for_a_password_twice_and_it_then_opens_the_shell(
     assert field.startswith(("$y$", "$6$")) and "s3cret" not in store.shadow.read_text()
     assert "nobody:*:" in store.shadow.read_text()  # the other lines kept
     assert RootShell(str(store.shadow)).verify("s3cret-one")
+    # a worker's description is logged and shown when it fails: no password in it
+    assert workers and not any("s3cret" in w for w in workers), workers
 
 
 @asynctest

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
@@ -62,9 +61,12 @@ class SetPasswordScreen(ModalScreen[bool]):
         first.value = second.value = ""
         first.disabled = second.disabled = True
         self.say("hashing ...")
-        self._set(password)
+        # the app's worker, not the screen's (dismissing the screen must not
+        # cancel it), and a description of its own: a worker's default one
+        # shows its arguments, and this one is the password
+        self.app.run_worker(lambda: self._set(password), thread=True, group="set-password",
+                            description="hash and keep root's password", exit_on_error=False)
 
-    @work(thread=True, exclusive=True, group="set-password", exit_on_error=False)
     def _set(self, password: str) -> None:
         try:
             self.store.set(password)

@@ -459,10 +459,13 @@ class PasswordScreen(ModalScreen[bool]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.input.disabled = True
-        self._verify(event.value)
+        password = event.value
+        # a description of its own: a worker's default one shows its arguments
+        self.run_worker(lambda: self._verify(password), thread=True, group="password",
+                        exclusive=True, description="check root's password",
+                        exit_on_error=False)
         event.input.value = ""
 
-    @work(thread=True, exclusive=True, group="password", exit_on_error=False)
     def _verify(self, password: str) -> None:
         ok = self.app.shell.verify(password)  # type: ignore[attr-defined]
         if not ok:
