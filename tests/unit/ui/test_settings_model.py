@@ -60,7 +60,7 @@ def test_widgets_values_and_help_come_from_the_rules():
         "10.77.0.2/24"
     assert by["wan.address"].optional and not by["wan.interface"].optional
     peers = by["wireguard.peer"]
-    assert not peers.editable and "keel pair" in peers.note and len(peers.value) == 1
+    assert not peers.editable and "edit peers in the file" in peers.note and len(peers.value) == 1
     assert all(f.editable for f in by.values() if f.path.startswith("lan."))
 
 

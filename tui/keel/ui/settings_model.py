@@ -26,7 +26,7 @@ from keel.config.load import parse_config
 from keel.config.schema import Config, Rule
 
 SOURCE = "settings"  # what the loader's messages name as the file
-PEERS_NOTE = "edit peers in the file or with keel pair"
+PEERS_NOTE = "edit peers in the file (/data/keel/keel.toml), then keel apply"
 NO_LAN_NOTE = "no [lan] table in this config (one NIC): add one in the file to edit it"
 
 # the schema's TOML type (describe.type_name) -> the widget that edits it
