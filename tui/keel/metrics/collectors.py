@@ -14,6 +14,7 @@ from dataclasses import astuple
 from typing import Any
 
 from keel.metrics.cpucost import cpu_warnings, tunnel_cost
+from keel.metrics.remembered import remembered
 from keel.metrics.snapshots import (
     CakeDirection,
     CakeSnapshot,
@@ -43,24 +44,13 @@ def _rate(now: int, before: int | None, seconds: float) -> float | None:
     return max(0, now - before) / seconds
 
 
-class Collector:
-    """A collector keeps its latest snapshot in `last` (an immutable object:
-    whoever combines snapshots, keel.metrics.verdict, reads it from any thread)."""
-
-    last: Any = None
-
-    def _poll(self) -> Any:
-        raise NotImplementedError
-
-    def poll(self) -> Any:
-        snapshot = self._poll()
-        self.last = snapshot
-        return snapshot
 
 
-class TunnelCollector(Collector):
+class TunnelCollector:
     """`wg show all dump`: peers, handshake ages and per-peer rates; packets/s
     per interface from /sys/class/net (wg keeps no per-peer packet count)."""
+
+    last: Any = None  # the latest snapshot (see remembered)
 
     def __init__(self, source: Source, clock: Callable[[], float] = time.monotonic,
                  wallclock: Callable[[], float] = time.time) -> None:
@@ -69,7 +59,8 @@ class TunnelCollector(Collector):
         self._prev: dict[tuple[str, str], tuple[int, int]] = {}
         self._prev_if: dict[str, Counters | None] = {}
 
-    def _poll(self) -> TunnelSnapshot:
+    @remembered
+    def poll(self) -> TunnelSnapshot:
         try:
             interfaces = read_wireguard(self.source)
         except SourceError as exc:
@@ -103,11 +94,13 @@ class TunnelCollector(Collector):
         return TunnelSnapshot(tuple(ifaces), tuple(peers))
 
 
-class CpuCollector(Collector):
+class CpuCollector:
     """/proc/stat per core, the wg-crypt kworkers' ticks and the bytes through
     the wg interfaces: the tunnel's CPU cost and the CPU warnings. The kernel's
     workers are read whole each poll and counted by the one rule
     (keel.parse.kworkers.crypt_ticks_between), as the throughput self-test does."""
+
+    last: Any = None  # the latest snapshot (see remembered)
 
     RESCAN_WG_EVERY = 30  # polls between looks for new WireGuard interfaces
 
@@ -135,7 +128,8 @@ class CpuCollector(Collector):
             total += counters.rx_bytes + counters.tx_bytes
         return total
 
-    def _poll(self) -> CpuSnapshot:
+    @remembered
+    def poll(self) -> CpuSnapshot:
         try:
             stat = read_cpu_times(self.source)
         except SourceError as exc:
@@ -170,15 +164,18 @@ def _direction(q) -> str:
     return "ingress" if q.options.get("ingress") or q.dev.startswith("ifb") else "egress"
 
 
-class CakeCollector(Collector):
+class CakeCollector:
     """`tc -s -j qdisc show`: every root CAKE, egress and ingress (IFB)."""
+
+    last: Any = None  # the latest snapshot (see remembered)
 
     def __init__(self, source: Source, clock: Callable[[], float] = time.monotonic) -> None:
         self.source, self.clock = source, clock
         self._prev: dict[str, int] = {}
         self._prev_t: float | None = None
 
-    def _poll(self) -> CakeSnapshot:
+    @remembered
+    def poll(self) -> CakeSnapshot:
         try:
             qdiscs = read_qdiscs(self.source)
         except SourceError as exc:
@@ -203,14 +200,17 @@ class CakeCollector(Collector):
         return CakeSnapshot(tuple(dirs))
 
 
-class TuningCollector(Collector):
+class TuningCollector:
     """Governor, clock vs max, idle states, PM QoS; or "managed by the hypervisor"."""
+
+    last: Any = None  # the latest snapshot (see remembered)
 
     def __init__(self, source: Source,
                  pm_qos: Callable[[], int | None] = read_pm_qos) -> None:
         self.source, self.pm_qos = source, pm_qos
 
-    def _poll(self) -> TuningSnapshot:
+    @remembered
+    def poll(self) -> TuningSnapshot:
         tuning = read_tuning(self.source, pm_qos=self.pm_qos)
         freq, driver, states = tuning.freq, tuning.idle_driver, tuning.idle_states
         pm_qos = tuning.pm_qos_us

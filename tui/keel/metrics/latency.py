@@ -11,6 +11,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from keel.metrics.remembered import remembered
 from keel.metrics.snapshots import LatencySnapshot, SeriesSnapshot
 from keel.parse.ping import LatencySample
 from keel.system.ping import INTERVAL, PingProcess
@@ -104,7 +105,7 @@ class LatencyCollector:
         self.wallclock = wallclock
         self.recent = recent
         self._history = {p.name: deque(maxlen=history) for p in self.probes}
-        self.last: LatencySnapshot | None = None
+        self.last: LatencySnapshot | None = None  # the latest snapshot (see remembered)
 
     def start(self) -> None:
         for probe in self.probes:
@@ -114,6 +115,7 @@ class LatencyCollector:
         for probe in self.probes:
             probe.stop()
 
+    @remembered
     def poll(self) -> LatencySnapshot:
         now = self.wallclock()
         series = []
@@ -128,5 +130,4 @@ class LatencyCollector:
                 name=probe.name, target=probe.target, new=new, last_ms=last,
                 idle_ms=idle_baseline(got),
                 loss=sum(s.rtt_ms is None for s in tail) / len(tail) if tail else 0.0))
-        self.last = LatencySnapshot(now, tuple(series))
-        return self.last
+        return LatencySnapshot(now, tuple(series))

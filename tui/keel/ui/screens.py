@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -51,6 +52,8 @@ class PollingScreen(Screen):
     (suspended) screen polls nothing."""
 
     POLLS: tuple[str, ...] = ()
+    # the panels drawn from polled snapshots: collector name -> the panel's lines
+    PANELS: ClassVar[dict[str, Callable[[Any], list[Text]]]] = {}
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -104,7 +107,15 @@ class PollingScreen(Screen):
         self.show(message.name, message.snapshot)
 
     def show(self, name: str, snapshot: Any) -> None:
-        raise NotImplementedError
+        """Draw a polled snapshot: the latency plot where the screen has one,
+        and the panels PANELS names; a screen that draws otherwise (the
+        verdicts screen) overrides this."""
+        if name == "latency" and self.query(LatencyPlot):
+            self.show_latency(snapshot)
+            return
+        render = self.PANELS.get(name)
+        if render is not None:
+            self.query_one(f"#{name}", LinesPanel).set_lines(render(snapshot))
 
     def make_plot(self) -> LatencyPlot:
         p = self.keel.profile
@@ -135,6 +146,9 @@ class Footer(Static):
 
 class DashboardScreen(PollingScreen):
     POLLS = ("tunnel", "cpu", "latency", "cake", "tuning", "verdict")
+    PANELS: ClassVar[dict[str, Callable[[Any], list[Text]]]] = {
+        "verdict": panels.verdict_lines, "tunnel": panels.tunnel_lines,
+        "cpu": panels.cpu_lines, "cake": panels.cake_lines, "tuning": panels.tuning_lines}
     KEYS = "[s]elftest [v]erdicts [c]onfig [h]istory [p] access [!] shell [r] poll [q]uit"
 
     def compose(self) -> ComposeResult:
@@ -148,21 +162,9 @@ class DashboardScreen(PollingScreen):
         yield Footer(self.KEYS, id="footer")
 
     def on_mount(self) -> None:
-        self.query_one("#tunnel", LinesPanel).set_lines(panels.tunnel_lines(None))
-        self.query_one("#cpu", LinesPanel).set_lines(panels.cpu_lines(None))
+        for name, render in self.PANELS.items():
+            self.query_one(f"#{name}", LinesPanel).set_lines(render(None))
         self.query_one("#latency", LinesPanel).set_lines(panels.latency_lines(None, {}))
-        self.query_one("#cake", LinesPanel).set_lines(panels.cake_lines(None))
-        self.query_one("#tuning", LinesPanel).set_lines(panels.tuning_lines(None))
-        self.query_one("#verdict", LinesPanel).set_lines(panels.verdict_lines(None))
-
-    def show(self, name: str, snapshot: Any) -> None:
-        if name == "latency":
-            self.show_latency(snapshot)
-            return
-        render = {"tunnel": panels.tunnel_lines, "cpu": panels.cpu_lines,
-                  "cake": panels.cake_lines, "tuning": panels.tuning_lines,
-                  "verdict": panels.verdict_lines}[name]
-        self.query_one(f"#{name}", LinesPanel).set_lines(render(snapshot))
 
 
 class VerdictsScreen(PollingScreen):
@@ -288,9 +290,6 @@ class SelfTestScreen(PollingScreen):
     def set_status(self, text: str, fraction: float | None) -> None:
         bar = Text(progress_bar(fraction)) if fraction is not None else Text("")
         self.query_one("#st-status", LinesPanel).set_lines([Text(text), bar])
-
-    def show(self, name: str, snapshot: Any) -> None:
-        return None  # polls nothing: the test's events carry its samples
 
     def show_samples(self) -> None:
         snapshot = self.latency.snapshot()
