@@ -145,6 +145,9 @@ class SteadyProbe(engine.Probe):
     def cpu_tuning(self):
         return CpuTuning({}, "none", (), None)
 
+    def hostname(self):
+        return EDGE.system.hostname
+
 
 def test_a_system_in_the_desired_state_gets_no_step(tmp_path):
     probe = SteadyProbe(tmp_path)
@@ -156,6 +159,14 @@ def test_a_system_in_the_desired_state_gets_no_step(tmp_path):
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             Path(path).write_text(value)
     assert engine.plan(EDGE, probe, lambda: SECRET) == []
+
+
+def test_the_host_name_in_the_config_is_set(tmp_path):
+    probe = SteadyProbe(tmp_path)
+    probe.hostname = lambda: "localhost"  # type: ignore[method-assign]
+    (step,) = [s for s in engine.plan(EDGE, probe, lambda: SECRET) if s.component == "system"]
+    assert step.commands == (("hostname", EDGE.system.hostname),)
+    assert EDGE.system.hostname != "localhost"
 
 
 def test_plan_describes_steps_without_secrets(tmp_path):

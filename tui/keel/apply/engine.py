@@ -73,6 +73,14 @@ def plan_interfaces(model: RouterModel, probe: Probe) -> list[Step]:
     return steps
 
 
+def plan_hostname(model: RouterModel, probe: Probe) -> list[Step]:
+    """The kernel's host name (the shell prompt, logs; DHCP sends it too)."""
+    name = model.system.hostname
+    if probe.hostname() == name:
+        return []
+    return [Step("system", f"host name {name}", (("hostname", name),))]
+
+
 def plan_dhcp_client(model: RouterModel, probe: Probe) -> list[Step]:
     steps = []
     links = probe.links()
@@ -333,6 +341,7 @@ def plan_access(model: RouterModel, probe: Probe) -> list[Step]:
 # --- the whole plan -------------------------------------------------------------
 def plan(model: RouterModel, probe: Probe, private_key: Callable[[], str]) -> list[Step]:
     return [
+        *plan_hostname(model, probe),
         *plan_interfaces(model, probe),
         *plan_dhcp_client(model, probe),
         *plan_tunnel(model, probe, private_key),

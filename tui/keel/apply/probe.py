@@ -10,6 +10,7 @@ from keel.parse.tcqdisc import Qdisc
 from keel.system import links, pm_qos
 from keel.system.commands import Runner
 from keel.system.cpu_sysfs import CpuTuning, read_tuning
+from keel.system.kernel import read_hostname
 from keel.system.processes import pid_alive, pidfile_pid
 from keel.system.qdiscs import read_qdiscs, root_qdisc
 from keel.system.source import RunnerSource, SourceError
@@ -88,6 +89,9 @@ class Probe:
     def pid_alive(self, pidfile: str) -> bool:
         pid = pidfile_pid(pidfile)
         return pid is not None and pid_alive(pid)
+
+    def hostname(self) -> str | None:
+        return read_hostname()
 
     def cpu_count(self) -> int:
         return os.cpu_count() or 1

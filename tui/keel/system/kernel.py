@@ -1,4 +1,5 @@
-"""The running kernel's features: /proc/config.gz, or the module lists."""
+"""The running kernel: its features (/proc/config.gz, or the module lists) and
+its host name."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 from pathlib import Path
 
 from keel.kernel_features import runtime_presence
+from keel.system.source import RealSource, Source, SourceError
 
 
 def kernel_feature_presence(root: Path = Path("/"), release: str | None = None
@@ -30,3 +32,11 @@ def kernel_feature_presence(root: Path = Path("/"), release: str | None = None
     return runtime_presence(config or None, modules_builtin=read(moddir / "modules.builtin"),
                             modules_dep=read(moddir / "modules.dep"),
                             proc_modules=read(root / "proc/modules"))
+
+
+def read_hostname(source: Source | None = None) -> str | None:
+    """The kernel's host name now (/proc/sys/kernel/hostname)."""
+    try:
+        return (source or RealSource()).read_text("/proc/sys/kernel/hostname").strip() or None
+    except SourceError:
+        return None
