@@ -121,8 +121,23 @@ def test_keel_package_builds_tui_and_selects_textual():
     setup_type = re.search(r"^KEEL_SETUP_TYPE = (\w+)$", mk, re.M).group(1)
     assert (backend.group(1), setup_type) == ("setuptools.build_meta", "setuptools")
     config_in = (EXT / "package/keel/Config.in").read_text()
-    assert "select BR2_PACKAGE_PYTHON_TEXTUAL" in config_in
     assert "depends on BR2_PACKAGE_PYTHON3" in config_in
+
+
+def test_every_runtime_dependency_is_selected_and_pinned():
+    """pyproject's dependencies are the one list: each is selected by the
+    keel package in Buildroot and pinned in requirements.lock (what the dev
+    image installs)."""
+    text = (TOP / "tui/pyproject.toml").read_text()
+    deps = re.findall(r'"([a-z0-9_-]+)"', re.search(r"^dependencies = \[(.*)\]$", text,
+                                                     re.M).group(1))
+    assert {"textual", "rich", "spake2"} <= set(deps)
+    config_in = (EXT / "package/keel/Config.in").read_text()
+    lock = (TOP / "tui/requirements.lock").read_text()
+    for dep in deps:
+        symbol = "BR2_PACKAGE_PYTHON_" + dep.upper().replace("-", "_")
+        assert f"select {symbol}" in config_in, dep
+        assert re.search(rf"^{dep}==\S+$", lock, re.M), dep
 
 
 def test_boot_img_reaches_the_images_directory():

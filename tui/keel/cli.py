@@ -24,7 +24,8 @@ from keel import __version__
 def _apply(args: argparse.Namespace) -> int:
     from keel.apply.command import cmd_apply
 
-    return cmd_apply(args.file, dry_run=args.dry_run, confirm=args.confirm, boot=args.boot)
+    return cmd_apply(args.file, dry_run=args.dry_run, confirm=args.confirm, boot=args.boot,
+                     note=args.note)
 
 
 def _confirm(args: argparse.Namespace) -> int:
@@ -87,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--confirm", type=_positive_seconds, metavar="SECONDS",
                    help="roll back unless `keel confirm` follows in time")
     p.add_argument("--boot", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--note", default="apply", metavar="TEXT",
+                   help="what this revision is (keel show revisions)")
     p.set_defaults(func=_apply)
 
     sub.add_parser("confirm", help="keep what `apply --confirm` applied").set_defaults(

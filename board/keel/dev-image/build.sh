@@ -82,8 +82,12 @@ LOCK=$TOP/tui/requirements.lock
 WHEELS=$CACHE/wheels-$(sha256sum "$LOCK" | cut -c1-16)
 if [ ! -d "$WHEELS" ]; then
 	step "downloading pinned wheels for Python $PYVER"
+	# pure-Python wheels, and the binary ones (cryptography, cffi) for the
+	# image's glibc (Debian 13: 2.41) on x86_64
 	python3 -m pip download --quiet --no-deps --only-binary=:all: \
-		--python-version "$PYVER" --platform any -d "$WHEELS.tmp" -r "$LOCK"
+		--python-version "$PYVER" --platform any --platform manylinux_2_34_x86_64 \
+		--platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+		--platform manylinux2014_x86_64 -d "$WHEELS.tmp" -r "$LOCK"
 	mv "$WHEELS.tmp" "$WHEELS"
 fi
 step "building the keel wheel from tui/"

@@ -37,7 +37,8 @@ def test_the_rates_change_and_nothing_else(edge, tmp_path):
     ok, said = rates.apply_rates(3400, 10800, source=edge, proposed=proposed, run=run)
     assert ok and "120 s" in said and "[k]" in said
     (argv,) = run.argv
-    assert argv[-4:] == ["apply", "--confirm", "120", str(proposed)]
+    assert argv[-6:] == ["apply", "--confirm", "120", "--note",
+                         "rates from the throughput test", str(proposed)]
     before, after = read_config(edge).config, read_config(proposed).config
     assert (after.wan.shaping.upload_kbit, after.wan.shaping.download_kbit) == (3400, 10800)
     assert after == rates.with_rates(before, 3400, 10800)

@@ -150,7 +150,8 @@ def make_applier(report: Callable[[str], None] = print) -> Applier:
     return Applier(Runner(), report=report)
 
 
-def cmd_apply(path: Path | None, *, dry_run: bool, confirm: int | None, boot: bool) -> int:
+def cmd_apply(path: Path | None, *, dry_run: bool, confirm: int | None, boot: bool,
+              note: str = "apply") -> int:
     if boot:
         return _apply_at_boot(make_applier(_console))
     applier = make_applier()
@@ -161,7 +162,7 @@ def cmd_apply(path: Path | None, *, dry_run: bool, confirm: int | None, boot: bo
         print(f"keel apply: {source} is invalid, nothing changed:\n{err}", file=sys.stderr)
         return EXIT_INVALID
     previous = applier.revisions.current()
-    rc = applier.apply(loaded, dry_run=dry_run)
+    rc = applier.apply(loaded, dry_run=dry_run, note=note)
     if rc != EXIT_OK or dry_run:
         return rc
     if source != USER_CONFIG:

@@ -145,6 +145,8 @@ class Peer:
                                      "(leave out when the peer reaches us)",
                                syntax("endpoint"))
     keepalive: int = key(0, "persistent keepalive; 0 = off", between(0, 65535, "s"))
+    name: str | None = key(None, "a name for the peer (keel peers; pairing sets it)",
+                           syntax("hostname"))
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,8 @@ class Firewall:
     open_udp: tuple[int, ...] = key((), "more UDP ports open on the WAN", item=PORT)
     forward_tunnel_to_wan: bool = key(False, "tunnel peers may reach the internet through "
                                              "this router (the hub)")
+    forward_between_peers: bool = key(False, "tunnel peers may reach each other through this "
+                                             "router (a hub between sites; pairing sets it)")
 
 
 @dataclass(frozen=True)

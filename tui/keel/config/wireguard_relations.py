@@ -41,11 +41,17 @@ def peers(wg: WireGuard, allowed: list[tuple[int, int, Network]]) -> Iterator[Pr
     for position, (i, _j, _net) in enumerate(allowed):
         by_peer.setdefault(i, []).append(position)
     seen_keys: dict[str, int] = {}
+    seen_names: dict[str, int] = {}
     for i, peer in enumerate(wg.peer):
         if peer.public_key in seen_keys:
             yield Problem(f"wireguard.peer[{i}].public_key",
                           f"duplicate of wireguard.peer[{seen_keys[peer.public_key]}]")
         seen_keys.setdefault(peer.public_key, i)
+        if peer.name is not None:
+            if peer.name in seen_names:
+                yield Problem(f"wireguard.peer[{i}].name",
+                              f"duplicate of wireguard.peer[{seen_names[peer.name]}]")
+            seen_names.setdefault(peer.name, i)
         if not peer.allowed_ips:
             yield Problem(f"wireguard.peer[{i}].allowed_ips", "empty: nothing would reach "
                                                               "this peer")
@@ -183,6 +189,8 @@ def wireguard(cfg: Config) -> Iterator[Problem]:
             yield Problem("selftest.iperf3_server", "needs wireguard enabled")
         if cfg.firewall.forward_tunnel_to_wan:
             yield Problem("firewall.forward_tunnel_to_wan", "needs wireguard enabled")
+        if cfg.firewall.forward_between_peers:
+            yield Problem("firewall.forward_between_peers", "needs wireguard enabled")
         return
     if not wg.address:
         yield Problem("wireguard.address", "missing: the tunnel needs an address")

@@ -78,6 +78,7 @@ class Firewall:
     open_tcp: tuple[int, ...] = ()
     open_udp: tuple[int, ...] = ()
     forward_tunnel_to_wan: bool = False  # tunnel peers may go out of the WAN (hub)
+    forward_between_peers: bool = False  # wg0 -> wg0: one peer to another (hub)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,9 @@ def _set(names: list[str]) -> str:
     return f"{{ {quoted} }}"
 
 
-def render_ruleset(model: RouterModel) -> str:
+def render_ruleset(model: RouterModel, pairing_port: int | None = None) -> str:
+    """The whole ruleset. `pairing_port`: the TCP port `keel pair` opens on
+    the WAN while a pairing code waits (loaded with the rest, atomically)."""
     wans = [w.interface for w in model.wans]
     lans = [lan.interface for lan in model.lans]
     tun = model.wireguard.interface if model.wireguard else None
@@ -47,6 +49,9 @@ def render_ruleset(model: RouterModel) -> str:
             lines.append(f"\t\tiifname {w} udp dport {model.wireguard.listen_port} accept")
         if fw.ssh_on_wan:
             lines.append(f"\t\tiifname {w} tcp dport 22 accept")
+        if pairing_port is not None:
+            lines.append(f"\t\tiifname {w} tcp dport {pairing_port} accept "
+                         'comment "keel pair: open while a code waits"')
         for port in fw.open_tcp:
             lines.append(f"\t\tiifname {w} tcp dport {port} accept")
         for port in fw.open_udp:
@@ -70,6 +75,8 @@ def render_ruleset(model: RouterModel) -> str:
         lines.append(f'\t\tiifname {_set(lans)} oifname "{tun}" accept')
     if tun and wans and fw.forward_tunnel_to_wan:
         lines.append(f'\t\tiifname "{tun}" oifname {_set(wans)} accept')
+    if tun and fw.forward_between_peers:
+        lines.append(f'\t\tiifname "{tun}" oifname "{tun}" accept')
     lines += [
         "\t}",
         "",
