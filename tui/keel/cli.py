@@ -110,12 +110,13 @@ def build_parser() -> argparse.ArgumentParser:
     from keel.access.cli import add_access_command
     from keel.config.cli import add_config_commands
     from keel.doctor.cli import add_doctor_command
+    from keel.pair.cli import add_pair_commands
     from keel.selftest.cli import add_selftest_commands
     from keel.stall.cli import register as add_stall_meter_command
     from keel.ui.cli import add_tui_command
 
-    for add in (add_access_command, add_config_commands, add_doctor_command, add_selftest_commands,
-                add_stall_meter_command, add_tui_command):
+    for add in (add_access_command, add_config_commands, add_doctor_command, add_pair_commands,
+                add_selftest_commands, add_stall_meter_command, add_tui_command):
         add(sub)
     return parser
 

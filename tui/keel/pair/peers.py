@@ -1,0 +1,58 @@
+"""`keel peers`: the tunnel's peers as the config names them, with what
+WireGuard says of each now (endpoint, last handshake)."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from keel.config.schema import Config
+from keel.parse.wgdump import WgInterface
+
+
+@dataclass(frozen=True)
+class PeerRow:
+    name: str
+    tunnel: str  # the peer's address inside the tunnel (its first /32 or /128)
+    endpoint: str  # as WireGuard saw it last, else as configured, else "-"
+    handshake_age_s: float | None  # None: never
+    routes: tuple[str, ...]  # its other allowed IPs (a LAN)
+    public_key: str
+
+
+def peer_rows(config: Config, live: dict[str, WgInterface], now: float) -> list[PeerRow]:
+    wg = config.wireguard
+    seen = {p.public_key: p for iface in live.values() if iface.name == wg.interface
+            for p in iface.peers}
+    rows = []
+    for i, peer in enumerate(wg.peer):
+        hosts = [a for a in peer.allowed_ips
+                 if ipaddress.ip_network(a).prefixlen == ipaddress.ip_network(a).max_prefixlen]
+        state = seen.get(peer.public_key)
+        rows.append(PeerRow(
+            name=peer.name or f"peer[{i}]",
+            tunnel=hosts[0].split("/")[0] if hosts else "-",
+            endpoint=(state.endpoint if state and state.endpoint else peer.endpoint or "-"),
+            handshake_age_s=state.handshake_age(now) if state else None,
+            routes=tuple(a for a in peer.allowed_ips if a not in hosts[:1]),
+            public_key=peer.public_key))
+    return rows
+
+
+def age(seconds: float | None) -> str:
+    if seconds is None:
+        return "never"
+    if seconds < 120:
+        return f"{seconds:.0f} s ago"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min ago"
+    return f"{seconds / 3600:.0f} h ago"
+
+
+def table(rows: list[PeerRow]) -> list[str]:
+    head = ("name", "tunnel", "endpoint", "last handshake", "routes")
+    body = [(r.name, r.tunnel, r.endpoint, age(r.handshake_age_s), ", ".join(r.routes) or "-")
+            for r in rows]
+    widths = [max(len(row[k]) for row in (head, *body)) for k in range(len(head))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+            for row in (head, *body)]

@@ -1,0 +1,88 @@
+"""One pairing session over a connection, for each side: the protocol of
+keel.pair.protocol with the decisions of keel.pair.settle in between.
+Nothing here touches the system: each side returns the config it is to
+apply, or raises PairError (nothing changed)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from keel.config.schema import Config
+from keel.pair import wire
+from keel.pair.errors import PairError, PairRefused
+from keel.pair.messages import EdgeOffer, HubGrant, as_message, grant_from, offer_from
+from keel.pair.protocol import WRONG_CODE, Channel, KeyExchange
+
+Admit = Callable[[EdgeOffer], tuple[Config, HubGrant]]
+Join = Callable[[HubGrant], Config]
+
+
+@dataclass(frozen=True)
+class Paired:
+    config: Config  # this side's new config
+    offer: EdgeOffer
+    grant: HubGrant
+
+
+def _expect(frames: wire.Frames, kind: bytes) -> bytes:
+    got, payload = frames.receive()
+    if got == wire.NOTE:
+        note = payload[:200].decode("utf-8", "replace")
+        raise PairError(f"the other side says: {note}")
+    if got != kind:
+        raise PairError("a message out of order")
+    return payload
+
+
+def _sealed(frames: wire.Frames, channel: Channel, wrong: str | None = None) -> dict:
+    payload = _expect(frames, wire.SEALED)
+    return channel.open(payload, wrong) if wrong else channel.open(payload)
+
+
+def _refusal(message: dict) -> None:
+    if "refused" in message:
+        why = message["refused"]
+        raise PairRefused(f"the other side refused: {why[:300] if isinstance(why, str) else '?'}")
+
+
+def hub_session(frames: wire.Frames, code: str, admit: Admit) -> Paired:
+    """The hub's side, once an edge has connected."""
+    exchange = KeyExchange(code, edge=False)
+    channel = exchange.finish(_expect(frames, wire.HELLO))
+    frames.send(wire.HELLO, exchange.hello())
+    try:
+        offer = offer_from(_sealed(frames, channel, WRONG_CODE))
+    except PairError as err:
+        if str(err) == WRONG_CODE:
+            frames.send(wire.NOTE, b"wrong code: it is used up; ask for a new one")
+        raise
+    try:
+        config, grant = admit(offer)
+    except PairRefused as err:
+        frames.send(wire.SEALED, channel.seal({"refused": str(err)}))
+        raise
+    frames.send(wire.SEALED, channel.seal(as_message(grant)))
+    answer = _sealed(frames, channel)
+    _refusal(answer)
+    if answer != {"accept": True}:
+        raise PairError("a malformed answer from the edge")
+    return Paired(config, offer, grant)
+
+
+def edge_session(frames: wire.Frames, code: str, offer: EdgeOffer, join: Join) -> Paired:
+    """The edge's side, connected to the hub."""
+    exchange = KeyExchange(code, edge=True)
+    frames.send(wire.HELLO, exchange.hello())
+    channel = exchange.finish(_expect(frames, wire.HELLO))
+    frames.send(wire.SEALED, channel.seal(as_message(offer)))
+    message = _sealed(frames, channel, WRONG_CODE)
+    _refusal(message)
+    grant = grant_from(message)
+    try:
+        config = join(grant)
+    except PairRefused as err:
+        frames.send(wire.SEALED, channel.seal({"refused": str(err)}))
+        raise
+    frames.send(wire.SEALED, channel.seal({"accept": True}))
+    return Paired(config, offer, grant)
