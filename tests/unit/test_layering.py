@@ -30,7 +30,10 @@ TUI = Path(__file__).resolve().parents[2] / "tui"
 PACKAGE = TUI / "keel"
 
 # the pure layers: what they may not import (prefix match on module names)
-PURE = ("keel.config", "keel.model", "keel.render", "keel.parse")
+PURE = ("keel.config", "keel.model", "keel.render", "keel.parse",
+        # pairing's protocol and decisions: no system, so every fault is unit-tested
+        "keel.pair.code", "keel.pair.messages", "keel.pair.protocol", "keel.pair.session",
+        "keel.pair.settle")
 TOUCHES_THE_SYSTEM = ("subprocess", "keel.system", "keel.apply", "keel.metrics",
                       "keel.selftest", "keel.doctor", "keel.tuning", "keel.state",
                       "keel.wireguard", "keel.ui", "textual", "rich")
@@ -128,7 +131,7 @@ STARTS_PROCESSES = {
     "keel.selftest.procs": "the self-tests' iperf3 load",
     "keel.ui.shell": "the console's root shell",
     "keel.ui.selftest_runner": "`keel selftest --events` as a child",
-    "keel.apply.rates": "`keel apply --confirm` from the console",
+    "keel.apply.confirmed": "`keel apply --confirm` from the console and keel pair",
     "keel.apply.command": "`keel apply` re-run by the boot and rollback paths",
 }
 

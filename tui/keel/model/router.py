@@ -34,6 +34,7 @@ class Peer:
     allowed_ips: tuple[str, ...]
     endpoint: str | None = None
     keepalive: int = 0
+    name: str | None = None  # keel peers; a comment in the rendered wg config
 
 
 @dataclass(frozen=True)

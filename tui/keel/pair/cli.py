@@ -16,13 +16,15 @@ from keel.pair.errors import PairError
 def _pair(args: argparse.Namespace) -> int:
     from keel.apply.errors import InvalidConfig
     from keel.pair import run
+    from keel.system.commands import CommandError
+    from keel.wireguard.keys import KeyFileError
 
     try:
         if args.hub is None:
             return run.pair_hub()
         code = args.code if args.code is not None else getpass.getpass("code: ")
         return run.pair_edge(args.hub, code)
-    except (PairError, InvalidConfig) as err:
+    except (PairError, InvalidConfig, KeyFileError, CommandError) as err:
         print(f"keel pair: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

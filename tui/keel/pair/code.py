@@ -20,7 +20,7 @@ def normalize(typed: str) -> str:
     """The digits of a typed code (spaces and dashes allowed); raises
     PairError naming what is wrong, never echoing the code."""
     digits = "".join(ch for ch in typed if ch not in " -")
-    if not digits.isdigit() or not digits.isascii():
+    if not digits.isascii() or (digits and not digits.isdigit()):
         raise PairError("the code is digits only (like 1234-5678)")
     if len(digits) != DIGITS:
         raise PairError(f"the code has {DIGITS} digits; {len(digits)} were typed")

@@ -106,6 +106,8 @@ class KeyExchange:
 
     def finish(self, payload: bytes) -> Channel:
         """The other side's hello -> the sealed channel."""
+        if not self._hello:
+            raise RuntimeError("hello() comes before finish()")
         if not payload.startswith(VERSION):
             raise PairError("the other side does not speak keel pairing version 1")
         first, second = (self._hello, payload) if self.edge else (payload, self._hello)

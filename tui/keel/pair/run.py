@@ -16,6 +16,7 @@ from pathlib import Path
 from keel.apply import confirmed
 from keel.apply.probe import RUN_DIR
 from keel.config.schema import Config
+from keel.model import RouterModel
 from keel.model.reading import config_in_force, model_of, read_loaded
 from keel.pair import settle
 from keel.pair.code import new_code, normalize
@@ -24,6 +25,7 @@ from keel.pair.messages import EdgeOffer
 from keel.pair.port import PairingPort
 from keel.pair.session import Paired, edge_session, hub_session
 from keel.pair.wire import Frames
+from keel.system.commands import Runner
 from keel.system.nics import read_nics
 from keel.system.source import SourceError
 from keel.system.wireguard import read_wireguard
@@ -48,6 +50,7 @@ class Sides:
     handshake: Callable[[str], int] = lambda key: _latest_handshake(key)
     clock: Callable[[], float] = time.time
     run_dir: Path = RUN_DIR
+    runner: Runner = field(default_factory=Runner)  # nft, for the pairing port
 
 
 def _latest_handshake(public_key: str) -> int:
@@ -58,7 +61,7 @@ def _latest_handshake(public_key: str) -> int:
     return 0
 
 
-def _in_force() -> tuple[Config, object]:
+def _in_force() -> tuple[Config, RouterModel]:
     loaded = read_loaded(config_in_force())
     return loaded.config, model_of(loaded)
 
@@ -107,7 +110,7 @@ def pair_hub(sides: Sides | None = None, wait_s: float = WAIT_S) -> int:
     port_number = config.wireguard.listen_port
     code = new_code()
     listener = socket.create_server(("", port_number), family=socket.AF_INET, backlog=1)
-    port = PairingPort(model, port_number)  # type: ignore[arg-type]
+    port = PairingPort(model, port_number, sides.runner, sides.run_dir)
     try:
         port.open()
         where = " or ".join(_hub_addresses(config)) or "THIS_ROUTER'S_ADDRESS"

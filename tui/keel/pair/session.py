@@ -49,8 +49,9 @@ def _refusal(message: dict) -> None:
 def hub_session(frames: wire.Frames, code: str, admit: Admit) -> Paired:
     """The hub's side, once an edge has connected."""
     exchange = KeyExchange(code, edge=False)
+    mine = exchange.hello()
     channel = exchange.finish(_expect(frames, wire.HELLO))
-    frames.send(wire.HELLO, exchange.hello())
+    frames.send(wire.HELLO, mine)
     try:
         offer = offer_from(_sealed(frames, channel, WRONG_CODE))
     except PairError as err:

@@ -86,7 +86,7 @@ def _overlap(lan: ipaddress.IPv4Network | ipaddress.IPv6Network, config: Config,
              skip_key: str) -> str | None:
     for _path, what, net in local_networks(config):
         if net.version == lan.version and net.overlaps(lan):
-            return f"the hub's own {what} {net}"
+            return f"the hub's {what.removeprefix('the ')} {net}"
     for text in config.wireguard.address:
         net = ipaddress.ip_interface(text).network
         if net.version == lan.version and net.overlaps(lan):

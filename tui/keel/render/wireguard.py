@@ -13,8 +13,8 @@ def render_syncconf(tunnel: WireGuard, private_key: str) -> str:
     if tunnel.route == "all":
         lines.append(f"FwMark = {FWMARK}")
     for peer in tunnel.peer:
-        lines += ["", "[Peer]", f"PublicKey = {peer.public_key}",
-                  f"AllowedIPs = {', '.join(peer.allowed_ips)}"]
+        lines += ["", "[Peer]"] + ([f"# {peer.name}"] if peer.name else []) + [
+            f"PublicKey = {peer.public_key}", f"AllowedIPs = {', '.join(peer.allowed_ips)}"]
         if peer.endpoint:
             lines.append(f"Endpoint = {peer.endpoint}")
         if peer.keepalive:

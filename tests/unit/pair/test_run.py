@@ -1,0 +1,181 @@
+"""`keel pair` on both sides over loopback: the real sockets and session,
+with the system parts (nft, apply, wg) recorded. The faults leave the hub's
+config unapplied and its pairing port closed (the ruleset loaded again
+without the rule, the socket refusing)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from keel.config.dump import to_toml
+from keel.model import reading
+from keel.pair import run
+from keel.pair.errors import PairError
+from keel.system.commands import Runner
+from tests.unit.pair.conftest import EDGE_KEY, HUB_KEY, edge_config, hub_config
+
+
+class NftRecorder(Runner):
+    """Keeps each ruleset `nft -f` was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rulesets: list[str] = []
+
+    def run(self, argv, **kwargs):
+        self.ran.append(list(argv))
+        if argv[:2] == ["nft", "-f"]:
+            self.rulesets.append(Path(argv[2]).read_text())
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+
+class Side:
+    def __init__(self, tmp: Path, key: str, handshake_after: float = 0.0) -> None:
+        self.lines: list[str] = []
+        self.applied: list[tuple[str, str]] = []
+        self.confirmed = 0
+        self.nft = NftRecorder()
+        self.handshake_after = handshake_after
+        self.sides = run.Sides(
+            say=self.lines.append, public_key=lambda: key, apply=self.apply,
+            confirm=self.confirm, handshake=self.handshake, run_dir=tmp, runner=self.nft)
+
+    def apply(self, config, path: Path, note: str):
+        self.applied.append((to_toml(config), note))
+        self.at = time.time()
+        return True, "applied; rolls back to revision 1 in 120 s unless `keel confirm` comes first"
+
+    def confirm(self) -> str:
+        self.confirmed += 1
+        return "confirmed"
+
+    def handshake(self, key: str) -> int:
+        return int(time.time()) + 1 if time.time() >= self.at + self.handshake_after else 0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def hub_side(tmp_path, monkeypatch):
+    port = free_port()
+    path = tmp_path / "hub.toml"
+    path.write_text(to_toml(hub_config(port=port)))
+    monkeypatch.setattr(reading, "USER_CONFIG", path)
+    side = Side(tmp_path, HUB_KEY)
+    side.port = port
+    return side
+
+
+def start_hub(side: Side, wait_s: float = 20):
+    out: dict = {}
+
+    def body():
+        try:
+            out["rc"] = run.pair_hub(side.sides, wait_s=wait_s)
+        except PairError as err:
+            out["error"] = err
+
+    t = threading.Thread(target=body, daemon=True)
+    t.start()
+    deadline = time.time() + 10
+    while not any(line.startswith("on the edge:") for line in side.lines):
+        assert time.time() < deadline, side.lines
+        time.sleep(0.02)
+    return t, out
+
+
+def shown_code(side: Side) -> str:
+    line = next(line for line in side.lines if line.startswith("on the edge:"))
+    return line.split()[-1]
+
+
+def edge_side(tmp_path, monkeypatch) -> Side:
+    path = tmp_path / "edge.toml"
+    path.write_text(to_toml(edge_config()))
+    side = Side(tmp_path, EDGE_KEY)
+    return side, path
+
+
+def test_hub_and_edge_pair_apply_and_keep_it_after_the_handshake(hub_side, tmp_path,
+                                                                monkeypatch):
+    t, out = start_hub(hub_side)
+    code = shown_code(hub_side)
+    # the port is open in keel's ruleset while the code waits, on the WAN only
+    assert f'iifname {{ "eth0" }} tcp dport {hub_side.port} accept' in hub_side.nft.rulesets[0]
+    edge, path = edge_side(tmp_path, monkeypatch)
+    monkeypatch.setattr(reading, "USER_CONFIG", path)
+    assert run.pair_edge(f"127.0.0.1:{hub_side.port}", code, edge.sides) == 0
+    t.join(20)
+    assert out == {"rc": 0}
+    # the port closed again: the ruleset without the rule, and nothing listens
+    assert len(hub_side.nft.rulesets) == 2
+    assert f"tcp dport {hub_side.port}" not in hub_side.nft.rulesets[1]
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", hub_side.port), timeout=2)
+    (hub_text, hub_note), = hub_side.applied
+    (edge_text, edge_note), = edge.applied
+    assert hub_note == "pair: edge" and edge_note == "pair: hub"
+    assert EDGE_KEY in hub_text and HUB_KEY in edge_text
+    assert f'endpoint = "127.0.0.1:{hub_side.port}"' in edge_text
+    assert hub_side.confirmed == edge.confirmed == 1
+    assert any("handshake with edge after" in line for line in hub_side.lines)
+    # the code is shown on the hub only, and never in what the edge says
+    assert not any(code in line for line in edge.lines)
+
+
+def test_a_wrong_code_changes_nothing_and_closes_the_port(hub_side, tmp_path, monkeypatch):
+    t, out = start_hub(hub_side)
+    code = shown_code(hub_side)
+    wrong = code[:-1] + str((int(code[-1]) + 1) % 10)
+    edge, path = edge_side(tmp_path, monkeypatch)
+    monkeypatch.setattr(reading, "USER_CONFIG", path)
+    with pytest.raises(PairError, match="wrong code"):
+        run.pair_edge(f"127.0.0.1:{hub_side.port}", wrong, edge.sides)
+    t.join(20)
+    assert "wrong code" in str(out["error"])
+    assert hub_side.applied == [] and edge.applied == []
+    assert f"tcp dport {hub_side.port}" not in hub_side.nft.rulesets[-1]
+    # a second attempt: nobody listens any more
+    with pytest.raises(PairError, match="cannot reach the hub"):
+        run.pair_edge(f"127.0.0.1:{hub_side.port}", code, edge.sides)
+    assert edge.applied == []
+
+
+def test_no_edge_within_the_wait_closes_the_port(hub_side):
+    t, out = start_hub(hub_side, wait_s=0.5)
+    t.join(10)
+    assert "no edge came within" in str(out["error"])
+    assert hub_side.applied == [] and len(hub_side.nft.rulesets) == 2
+    assert f"tcp dport {hub_side.port}" not in hub_side.nft.rulesets[-1]
+    assert any(line == f"TCP {hub_side.port} closed" for line in hub_side.lines)
+
+
+def test_no_handshake_leaves_the_change_to_roll_back(hub_side, tmp_path, monkeypatch):
+    monkeypatch.setattr(run, "HANDSHAKE_S", 1.5)
+    hub_side.handshake_after = 60
+    t, out = start_hub(hub_side)
+    edge, path = edge_side(tmp_path, monkeypatch)
+    monkeypatch.setattr(reading, "USER_CONFIG", path)
+    run.pair_edge(f"127.0.0.1:{hub_side.port}", shown_code(hub_side), edge.sides)
+    t.join(20)
+    assert out == {"rc": 1} and hub_side.confirmed == 0 and len(hub_side.applied) == 1
+    assert any("rolls back by itself" in line for line in hub_side.lines)
+
+
+@pytest.mark.parametrize("hub, why", [("203.0.113.2:0", "not a port"),
+                                      ("203.0.113.2:x", "not a port")])
+def test_a_mistyped_hub_address(hub, why, tmp_path, monkeypatch):
+    edge, path = edge_side(tmp_path, monkeypatch)
+    monkeypatch.setattr(reading, "USER_CONFIG", path)
+    with pytest.raises(PairError, match=why):
+        run.pair_edge(hub, "1234-5678", edge.sides)
