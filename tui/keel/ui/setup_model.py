@@ -1,0 +1,451 @@
+"""The first-boot setup wizard's model (no Textual): the answers as typed,
+the steps they make (a hub has no LAN step), the config they build on top of
+the config in force, and the loader's own check of it, each problem under the
+answer it names (key path: reason), as on the settings screens
+(keel.ui.settings_model, whose value parsing and check this reuses).
+
+The screens (keel.ui.setup) only render this and forward keys; the end of
+the wizard is the settings screens' review and apply with confirm."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from keel.config.schema import Config
+from keel.parse.ipaddr import Nic
+from keel.ui import settings_model as model
+
+# --- the choices ------------------------------------------------------------------
+
+ROLES = {"edge": "edge: a WAN and a LAN (a home or office box)",
+         "hub": "hub: one NIC, the tunnel's far end (a VPS)"}
+WAN_MODES = {"dhcp": "DHCP: the address comes from the ISP's box or the provider",
+             "static": "static: an address with its prefix, and a gateway"}
+TUNNELS = {"pair": "pair with the other keel router",
+           "manual": "enter the peer by hand",
+           "none": "no tunnel for now"}
+HUB_TUNNELS = {"pair": "pair with the edge (keel pair)",
+               "manual": "enter the edge's public key by hand",
+               "none": "no peer yet (add one later)"}
+SHAPING = {"selftest": "measure: the throughput self-test after setup, then [a] takes "
+                       "its rates",
+           "manual": "enter the rates (kbit/s)",
+           "off": "leave shaping off for now"}
+
+PAIRING_NOTE = "pairing: run `keel pair` on the hub"
+LAN_DEFAULTS = ("192.168.77.1/24", "192.168.77.100", "192.168.77.199")
+TUNNEL_ADDRESS = {"edge": "10.77.0.2/24", "hub": "10.77.0.1/24"}
+PEER_ALLOWED = {"edge": "10.77.0.1/32", "hub": "10.77.0.2/32"}  # the other end's address
+LISTEN_PORT = "51820"
+EDGE_KEEPALIVE = 25  # keeps the home NAT's mapping open
+# what a hub sets besides the answers (as in the hub example)
+HUB_EXTRAS = {"firewall.forward_tunnel_to_wan": True, "selftest.iperf3_server": True,
+              "firewall.ssh_on_wan": True, "nat.masquerade_wan": True}
+HUB_NOTE = ("a hub also opens SSH on the WAN (keys only: [p] adds one), lets its peers "
+            "reach the internet through it, and serves the self-test (iperf3 on the tunnel "
+            "address only)")
+
+
+@dataclass
+class Answers:
+    """What the user chose or typed, as text (the loader judges it)."""
+
+    role: str = "edge"
+    wan_interface: str = ""
+    lan_interface: str = ""
+    wan_mode: str = "dhcp"
+    wan_address: str = ""
+    wan_gateway: str = ""
+    lan_address: str = LAN_DEFAULTS[0]
+    dhcp_start: str = LAN_DEFAULTS[1]
+    dhcp_end: str = LAN_DEFAULTS[2]
+    tunnel: str = "none"
+    tunnel_address: str = TUNNEL_ADDRESS["edge"]
+    listen_port: str = LISTEN_PORT
+    peer_public_key: str = ""
+    peer_endpoint: str = ""
+    peer_allowed_ips: str = PEER_ALLOWED["edge"]
+    shaping: str = "off"
+    upload_kbit: str = ""
+    download_kbit: str = ""
+
+
+# --- the steps and what each asks -----------------------------------------------------
+
+@dataclass(frozen=True)
+class Ask:
+    """One answer on one step: `path` is the config key it sets (what the
+    loader's problems name)."""
+
+    name: str  # the Answers attribute
+    step: str
+    label: str
+    path: str
+    kind: str  # "choice" (a RadioSet), "nic" (the NIC table), "text" (an Input)
+    help: str = ""
+
+
+PEER = "wireguard.peer[0]"
+ASKS = (
+    Ask("role", "role", "role", "", "choice"),
+    Ask("wan_interface", "nics", "WAN", "wan.interface", "nic"),
+    Ask("lan_interface", "nics", "LAN", "lan.interface", "nic"),
+    Ask("wan_mode", "wan", "WAN address", "wan.mode", "choice"),
+    Ask("wan_address", "wan", "address", "wan.address", "text",
+        "with its prefix: 203.0.113.7/24; a VPS's /32 with the gateway outside it works"),
+    Ask("wan_gateway", "wan", "gateway", "wan.gateway", "text", "the default gateway"),
+    Ask("lan_address", "lan", "LAN address", "lan.address", "text",
+        "the router's address on the LAN, with its prefix"),
+    Ask("dhcp_start", "lan", "DHCP from", "lan.dhcp_start", "text",
+        "the first address handed out"),
+    Ask("dhcp_end", "lan", "DHCP to", "lan.dhcp_end", "text", "the last address handed out"),
+    Ask("tunnel", "tunnel", "tunnel", "", "choice"),
+    Ask("tunnel_address", "tunnel", "tunnel address", "wireguard.address", "text",
+        "this router's address in the tunnel, with its prefix"),
+    Ask("listen_port", "tunnel", "listen port", "wireguard.listen_port", "text",
+        "UDP, opened on the WAN"),
+    Ask("peer_public_key", "tunnel", "peer's key", f"{PEER}.public_key", "text",
+        "the other router's `keel show pubkey` (44 characters)"),
+    Ask("peer_endpoint", "tunnel", "endpoint", f"{PEER}.endpoint", "text",
+        "host:port where the other router listens"),
+    Ask("peer_allowed_ips", "tunnel", "allowed IPs", f"{PEER}.allowed_ips", "text",
+        "comma-separated: what the peer may send from (its tunnel address /32, ...)"),
+    Ask("shaping", "shaping", "shaping", "", "choice"),
+    Ask("upload_kbit", "shaping", "upload", "wan.shaping.upload_kbit", "text",
+        "kbit/s to the internet (about 90 % of the line's)"),
+    Ask("download_kbit", "shaping", "download", "wan.shaping.download_kbit", "text",
+        "kbit/s from the internet (about 90 % of the line's)"),
+)
+BY_NAME = {a.name: a for a in ASKS}
+
+STEPS = ("role", "nics", "wan", "lan", "tunnel", "shaping", "done")
+TITLES = {"role": "What is this router?", "nics": "Which NIC is which?",
+          "wan": "How does the WAN get its address?", "lan": "The LAN",
+          "tunnel": "The WireGuard tunnel", "shaping": "Shaping (CAKE)",
+          "done": "Review and apply"}
+
+
+def steps(a: Answers) -> list[str]:
+    return [s for s in STEPS if not (s == "lan" and a.role != "edge")]
+
+
+def has_tunnel(a: Answers) -> bool:
+    """A configured tunnel peer (what the self-test runs against)."""
+    return a.tunnel in ("pair", "manual")
+
+
+def choices(name: str, a: Answers) -> dict[str, str]:
+    """The choices of a choice ask, as offered now."""
+    if name == "role":
+        return ROLES
+    if name == "wan_mode":
+        return WAN_MODES
+    if name == "tunnel":
+        return HUB_TUNNELS if a.role == "hub" else TUNNELS
+    if name == "shaping":
+        return SHAPING if has_tunnel(a) else {k: v for k, v in SHAPING.items()
+                                              if k != "selftest"}
+    raise KeyError(name)
+
+
+def visible(name: str, a: Answers) -> bool:
+    """Whether this answer is asked, given the others."""
+    if name == "lan_interface" or BY_NAME[name].step == "lan":
+        return a.role == "edge"
+    if name in ("wan_address", "wan_gateway"):
+        return a.wan_mode == "static"
+    if name == "tunnel_address":
+        return a.role == "hub" or a.tunnel != "none"
+    if name == "listen_port":
+        return a.role == "hub"
+    if name.startswith("peer_"):
+        return has_tunnel(a)
+    if name in ("upload_kbit", "download_kbit"):
+        return a.shaping == "manual"
+    return True
+
+
+def asks(step: str, a: Answers) -> list[Ask]:
+    return [x for x in ASKS if x.step == step and visible(x.name, a)]
+
+
+def set_answer(a: Answers, name: str, value: str) -> Answers:
+    """A copy with one answer changed, and what follows from it: a role's
+    own tunnel defaults, no self-test without a tunnel."""
+    out = dataclasses.replace(a, **{name: value})
+    if name == "role" and value != a.role:
+        if a.tunnel_address == TUNNEL_ADDRESS[a.role]:
+            out.tunnel_address = TUNNEL_ADDRESS[value]
+        if a.peer_allowed_ips == PEER_ALLOWED[a.role]:
+            out.peer_allowed_ips = PEER_ALLOWED[value]
+        if value == "hub":
+            out.lan_interface = ""
+    if out.shaping not in choices("shaping", out):
+        out.shaping = "off"
+    return out
+
+
+# --- the NICs ---------------------------------------------------------------------
+
+def default_nics(a: Answers, nics: Sequence[Nic]) -> Answers:
+    """WAN: the one named already if it is there, else the first with an
+    IPv4 address (DHCP got one), else the first; LAN: the first other one."""
+    names = [n.name for n in nics]
+    if not names:
+        return a
+    wan = a.wan_interface if a.wan_interface in names else next(
+        (n.name for n in nics if n.ipv4), names[0])
+    out = dataclasses.replace(a, wan_interface=wan)
+    if a.role == "edge":
+        others = [n for n in names if n != wan]
+        lan = a.lan_interface if a.lan_interface in others else (others[0] if others else "")
+        out.lan_interface = lan
+    return out
+
+
+def pick_nic(a: Answers, which: str, name: str) -> Answers:
+    """This NIC as the WAN ("wan") or the LAN ("lan"); taking the other's
+    NIC swaps them."""
+    if which == "lan" and a.role != "edge":
+        return a
+    mine, other = ("wan_interface", "lan_interface") if which == "wan" else \
+        ("lan_interface", "wan_interface")
+    out = dataclasses.replace(a, **{mine: name})
+    if getattr(a, other) == name:
+        setattr(out, other, getattr(a, mine))
+    return out
+
+
+def nic_use(a: Answers, name: str) -> str:
+    if name == a.wan_interface:
+        return "WAN"
+    if a.role == "edge" and name == a.lan_interface:
+        return "LAN"
+    return ""
+
+
+# --- the config -------------------------------------------------------------------
+
+def _put(data: dict[str, Any], path: str, value: Any) -> None:
+    *tables, name = path.split(".")
+    for part in tables:
+        data = data.setdefault(part, {})
+    data[name] = value
+
+
+def _list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _peer(a: Answers, old: Mapping[str, Any] | None) -> dict[str, Any]:
+    peer: dict[str, Any] = {"public_key": a.peer_public_key.strip(),
+                            "allowed_ips": _list(a.peer_allowed_ips)}
+    if a.peer_endpoint.strip():
+        peer["endpoint"] = a.peer_endpoint.strip()
+    keepalive = (old or {}).get("keepalive", EDGE_KEEPALIVE if a.role == "edge" else 0)
+    if keepalive:
+        peer["keepalive"] = keepalive
+    return peer
+
+
+def build(a: Answers, base: dict[str, Any]) -> dict[str, Any]:
+    """The config the answers make, as a TOML-ready dict: the config in
+    force (`base`, settings_model.as_dict) with what the wizard asks
+    replaced; its other keys (tuning, SSH keys, ...) stay as they are."""
+    data = copy.deepcopy(base)
+
+    def put(path: str, text: str) -> None:
+        nonlocal data
+        data = model.with_value(data, path, text)
+
+    put("wan.interface", a.wan_interface)
+    put("wan.mode", a.wan_mode)
+    static = a.wan_mode == "static"
+    put("wan.address", a.wan_address if static else "")
+    put("wan.gateway", a.wan_gateway if static else "")
+
+    if a.role == "edge":
+        data["lan"] = dict(data.get("lan") or {})
+        put("lan.interface", a.lan_interface)
+        put("lan.address", a.lan_address)
+        put("lan.dhcp_start", a.dhcp_start)
+        put("lan.dhcp_end", a.dhcp_end)
+    else:
+        data.pop("lan", None)
+
+    tunnel = a.role == "hub" or a.tunnel != "none"
+    _put(data, "wireguard.enabled", tunnel)
+    if tunnel:
+        put("wireguard.address", a.tunnel_address)
+    if a.role == "hub":
+        put("wireguard.listen_port", a.listen_port)
+    peers = list(data.get("wireguard", {}).get("peer") or [])
+    if has_tunnel(a):
+        peers[:1] = [_peer(a, peers[0] if peers else None)]
+    elif a.role == "hub":
+        peers = peers[1:]  # no peer yet: the first one (the one the wizard shows) goes
+    if peers:
+        data["wireguard"]["peer"] = peers
+    else:
+        data.get("wireguard", {}).pop("peer", None)
+
+    manual = a.shaping == "manual"
+    put("wan.shaping.upload_kbit", a.upload_kbit if manual else "0")
+    put("wan.shaping.download_kbit", a.download_kbit if manual else "0")
+    if not tunnel:
+        if data["wan"]["shaping"].get("attach") == "tunnel":
+            _put(data, "wan.shaping.attach", "wan")
+        for path in ("selftest.iperf3_server", "firewall.forward_tunnel_to_wan"):
+            _put(data, path, False)
+    if a.role == "hub":
+        for path, value in HUB_EXTRAS.items():
+            _put(data, path, value)
+    return data
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The loader's problems with the config the answers make: under the
+    answer they name (only answers asked now), the rest on their own."""
+
+    errors: dict[str, list[str]]  # answer name -> "key.path: reason" lines
+    general: list[str]
+
+    def of(self, names: Sequence[str]) -> list[str]:
+        return [line for n in names for line in self.errors.get(n, [])]
+
+    @property
+    def count(self) -> int:
+        return sum(len(v) for v in self.errors.values()) + len(self.general)
+
+
+def check(a: Answers, base: dict[str, Any]) -> Verdict:
+    found, more = model.problems(build(a, base))
+    owners = {x.path: x.name for x in ASKS if x.path and visible(x.name, a)}
+    errors: dict[str, list[str]] = {}
+    general = []
+    for problem in found:
+        path = model.owner(problem.path, owners)
+        if path is None:
+            general.append(str(problem))
+        else:
+            errors.setdefault(owners[path], []).append(str(problem))
+    if more:
+        general.append(f"and {more} more problem{'' if more == 1 else 's'}")
+    return Verdict(errors, general)
+
+
+def step_problems(step: str, a: Answers, verdict: Verdict) -> list[str]:
+    """What keeps this step from going on: the problems of its answers
+    (on the last step: every problem left)."""
+    if step == "done":
+        return [line for lines in verdict.errors.values() for line in lines] + verdict.general
+    return verdict.of([x.name for x in asks(step, a)])
+
+
+def proposed_text(a: Answers, base: dict[str, Any]) -> str:
+    """The config as keel writes it (raises ConfigError when invalid)."""
+    return model.proposed_text(build(a, base))
+
+
+# --- from the config in force -----------------------------------------------------
+
+def from_config(config: Config, nics: Sequence[Nic] = ()) -> Answers:
+    """The answers that make (about) this config: the wizard opened again
+    starts where the router is; the shipped default gives the defaults."""
+    wan, lan, wg = config.wan, config.lan, config.wireguard
+    role = "edge" if lan is not None else "hub"
+    peer = wg.peer[0] if wg.peer else None
+    tunnel = "manual" if wg.enabled and peer is not None else "none"
+    rates = wan.shaping.upload_kbit or wan.shaping.download_kbit
+    a = Answers(
+        role=role, wan_interface=wan.interface,
+        lan_interface=lan.interface if lan else "",
+        wan_mode=wan.mode, wan_address=wan.address or "", wan_gateway=wan.gateway or "",
+        lan_address=lan.address if lan else LAN_DEFAULTS[0],
+        dhcp_start=(lan.dhcp_start or "") if lan else LAN_DEFAULTS[1],
+        dhcp_end=(lan.dhcp_end or "") if lan else LAN_DEFAULTS[2],
+        tunnel=tunnel,
+        tunnel_address=", ".join(wg.address) if wg.address else TUNNEL_ADDRESS[role],
+        listen_port=str(wg.listen_port),
+        peer_public_key=peer.public_key if peer else "",
+        peer_endpoint=(peer.endpoint or "") if peer else "",
+        peer_allowed_ips=", ".join(peer.allowed_ips) if peer else PEER_ALLOWED[role],
+        shaping="manual" if rates else "selftest" if tunnel != "none" else "off",
+        upload_kbit=str(wan.shaping.upload_kbit) if rates else "",
+        download_kbit=str(wan.shaping.download_kbit) if rates else "")
+    return default_nics(a, nics)
+
+
+# --- pairing ----------------------------------------------------------------------
+
+Pairing = Callable[[str, dict[str, Any], Callable[[str], None]], Mapping[str, Any]]
+
+
+def pairing_function() -> Pairing | None:
+    """THE PAIRING HOOK: the function that pairs this router with the other
+    keel router during setup, or None while keel.pair has none (the tunnel
+    step then says PAIRING_NOTE).
+
+    Its contract: `pair_for_setup(role, proposed, say) -> peer`, called in a
+    worker thread (it may block while it waits for the other router):
+    `role` is "edge" or "hub"; `proposed` the config the answers make so far
+    (a TOML-ready dict: wireguard.address, listen_port, wan.*); `say(text)`
+    shows a line of progress (a code to type on the other router, "waiting
+    for the hub ..."). It returns the other router as a [[wireguard.peer]]
+    table: public_key, allowed_ips, endpoint (optional), keepalive (optional),
+    and may add "tunnel_address": this router's address in the tunnel when
+    the pairing assigns it. It raises an exception with a message to show
+    when pairing fails. The result fills the peer's answers, which the
+    loader then checks like typed ones."""
+    try:
+        from keel.pair import pair_for_setup  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return pair_for_setup
+
+
+def take_paired(a: Answers, peer: Mapping[str, Any]) -> Answers:
+    """The answers with the paired router's peer table in them."""
+    allowed = peer.get("allowed_ips") or ()
+    out = dataclasses.replace(
+        a, tunnel="pair", peer_public_key=str(peer.get("public_key", "")),
+        peer_endpoint=str(peer.get("endpoint") or ""),
+        peer_allowed_ips=", ".join(allowed) if not isinstance(allowed, str) else allowed)
+    if peer.get("tunnel_address"):
+        out.tunnel_address = str(peer["tunnel_address"])
+    return out
+
+
+# --- the last step's summary --------------------------------------------------------
+
+def summary(a: Answers) -> list[str]:
+    lines = [f"role       {a.role}"]
+    wan = f"{a.wan_interface or '?'} by DHCP" if a.wan_mode == "dhcp" else \
+        f"{a.wan_interface or '?'} static {a.wan_address or '?'} via {a.wan_gateway or '?'}"
+    lines.append(f"WAN        {wan}")
+    if a.role == "edge":
+        lines.append(f"LAN        {a.lan_interface or '?'} {a.lan_address}, DHCP "
+                     f"{a.dhcp_start or '-'} .. {a.dhcp_end or '-'}")
+    if a.role == "hub" or a.tunnel != "none":
+        port = f", port {a.listen_port}" if a.role == "hub" else ""
+        lines.append(f"tunnel     {a.tunnel_address}{port}")
+    if has_tunnel(a):
+        key = a.peer_public_key[:10] + "..." if len(a.peer_public_key) > 13 else \
+            a.peer_public_key or "?"
+        to = f" at {a.peer_endpoint}" if a.peer_endpoint else ""
+        lines.append(f"peer       {key}{to}, allowed {a.peer_allowed_ips}")
+    elif a.role == "edge":
+        lines.append("tunnel     none")
+    else:
+        lines.append("peer       none yet")
+    lines.append({"selftest": "shaping    off until the self-test after setup measures the "
+                              "line",
+                  "manual": f"shaping    CAKE {a.upload_kbit or 0} kbit/s up, "
+                            f"{a.download_kbit or 0} kbit/s down",
+                  "off": "shaping    off"}[a.shaping])
+    return lines
