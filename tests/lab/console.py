@@ -68,16 +68,32 @@ class Console:
                            f"console ended with:\n{tail}") from None
         return self.child.match
 
+    def _send(self, cmd: str, timeout: float) -> str:
+        """Type `cmd` framed by BEGIN/END markers (the END line carries $?)."""
+        tag = f"{next(_counter)}x{id(self) % 10000}"
+        self.child.sendline(f"printf '%s\\n' \"B\"\"EGIN-{tag}\"; {cmd}; "
+                            f"printf '\\n%s %d\\n' \"E\"\"ND-{tag}\" $?")
+        self.expect(rf"BEGIN-{tag}\r*\n", timeout)
+        return tag
+
+    def _result(self, cmd: str, tag: str, timeout: float, before: str = "") -> Result:
+        match = self.expect(rf"\r*\nEND-{tag} (\d+)\r*\n", timeout)
+        output = before + self.child.before.decode(errors="replace")
+        return Result(cmd=cmd, output=re.sub(r"\r+\n", "\n", output).strip("\n"),
+                      rc=int(match.group(1)))
+
     def run(self, cmd: str, timeout: float = 30) -> Result:
         """Run `cmd` in the guest's shell; its output (CRs removed) and exit code."""
-        tag = f"{next(_counter)}x{id(self) % 10000}"
-        line = (f"printf '%s\\n' \"B\"\"EGIN-{tag}\"; {cmd}; "
-                f"printf '\\n%s %d\\n' \"E\"\"ND-{tag}\" $?")
-        self.child.sendline(line)
-        self.expect(rf"BEGIN-{tag}\r*\n", timeout)
-        match = self.expect(rf"\r*\nEND-{tag} (\d+)\r*\n", timeout)
-        output = re.sub(r"\r+\n", "\n", self.child.before.decode(errors="replace"))
-        return Result(cmd=cmd, output=output.strip("\n"), rc=int(match.group(1)))
+        return self._result(cmd, self._send(cmd, timeout), timeout)
+
+    def run_answering(self, cmd: str, prompt: str, answer: str, timeout: float = 30) -> Result:
+        """Run `cmd`, which asks a question on the tty (like a password, not
+        echoed): wait for `prompt`, type `answer`, then wait for the end."""
+        tag = self._send(cmd, timeout)
+        self.expect(re.escape(prompt), timeout)
+        before = self.child.before.decode(errors="replace") + prompt
+        self.child.sendline(answer)
+        return self._result(cmd, tag, timeout, before)
 
     def check(self, cmd: str, timeout: float = 30) -> str:
         """Run `cmd`; its output, or LabError if it fails."""

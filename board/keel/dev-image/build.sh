@@ -79,15 +79,16 @@ fi
 
 # --- 2. Python wheels pinned in tui/requirements.lock (cached) ------------
 LOCK=$TOP/tui/requirements.lock
+# pure-Python wheels, and the binary ones (cryptography, cffi) for the
+# image's glibc (Debian 13: 2.41) on x86_64
+WHEEL_PLATFORMS="--platform any --platform manylinux_2_34_x86_64 --platform manylinux_2_28_x86_64
+	--platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64"
 WHEELS=$CACHE/wheels-$(sha256sum "$LOCK" | cut -c1-16)
 if [ ! -d "$WHEELS" ]; then
 	step "downloading pinned wheels for Python $PYVER"
-	# pure-Python wheels, and the binary ones (cryptography, cffi) for the
-	# image's glibc (Debian 13: 2.41) on x86_64
+	# shellcheck disable=SC2086 # one word per option
 	python3 -m pip download --quiet --no-deps --only-binary=:all: \
-		--python-version "$PYVER" --platform any --platform manylinux_2_34_x86_64 \
-		--platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
-		--platform manylinux2014_x86_64 -d "$WHEELS.tmp" -r "$LOCK"
+		--python-version "$PYVER" $WHEEL_PLATFORMS -d "$WHEELS.tmp" -r "$LOCK"
 	mv "$WHEELS.tmp" "$WHEELS"
 fi
 step "building the keel wheel from tui/"
@@ -133,7 +134,10 @@ rm -rf "$ROOT"/var/lib/apt/lists/* "$ROOT"/var/cache/apt/* "$ROOT"/var/log/*
 
 step "installing the keel package and its pinned dependencies"
 SITE=$ROOT/usr/lib/python3/dist-packages
+# for the image's Python and platform, not this host's (cffi is a cp313 wheel)
+# shellcheck disable=SC2086 # one word per option
 python3 -m pip install --quiet --root-user-action=ignore --no-deps --no-index --no-compile --find-links "$WHEELS" \
+	--only-binary=:all: --python-version "$PYVER" $WHEEL_PLATFORMS \
 	--target "$SITE" -r "$LOCK" "$WORK"/keel-wheel/*.whl
 rm -rf "${SITE:?}/bin"
 cat > "$ROOT/usr/bin/keel" <<'PY'

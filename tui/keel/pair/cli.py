@@ -13,6 +13,12 @@ from pathlib import Path
 from keel.pair.errors import PairError
 
 
+def _wait_seconds(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 600:
+        raise argparse.ArgumentTypeError(f"{text!r}: whole seconds, 1 to 600")
+    return int(text)
+
+
 def _pair(args: argparse.Namespace) -> int:
     from keel.apply.errors import InvalidConfig
     from keel.pair import run
@@ -21,7 +27,7 @@ def _pair(args: argparse.Namespace) -> int:
 
     try:
         if args.hub is None:
-            return run.pair_hub()
+            return run.pair_hub(wait_s=args.wait)
         code = args.code if args.code is not None else getpass.getpass("code: ")
         return run.pair_edge(args.hub, code)
     except (PairError, InvalidConfig, KeyFileError, CommandError) as err:
@@ -80,6 +86,8 @@ def add_pair_commands(sub: argparse._SubParsersAction) -> None:
                     "On the edge: `keel pair HUB CODE` (the code is asked for when left out).")
     p.add_argument("hub", nargs="?", metavar="HUB[:PORT]", help="the hub's address (edge)")
     p.add_argument("code", nargs="?", help="the code the hub shows (edge)")
+    p.add_argument("--wait", type=_wait_seconds, default=600, metavar="SECONDS",
+                   help="how long the code waits for the edge (hub; 1-600, default 600)")
     p.set_defaults(func=_pair)
 
     p = sub.add_parser("peers", help="the tunnel's peers; remove NAME unpairs one")

@@ -42,7 +42,7 @@ Say = Callable[[str], None]
 @dataclass
 class Sides:
     """What a pairing run needs from the system (tests replace parts)."""
-    say: Say = print
+    say: Say = field(default=lambda line: print(line, flush=True))  # shown as it happens
     public_key: Callable[[], str] = keys.public_key
     apply: Callable[[Config, Path, str], tuple[bool, str]] = field(
         default=lambda config, path, note: confirmed.apply_with_confirm(config, path, note=note))
@@ -102,6 +102,10 @@ def _hub_addresses(config: Config) -> list[str]:
     return []
 
 
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"
+
+
 def pair_hub(sides: Sides | None = None, wait_s: float = WAIT_S) -> int:
     sides = sides or Sides()
     config, model = _in_force()
@@ -116,7 +120,7 @@ def pair_hub(sides: Sides | None = None, wait_s: float = WAIT_S) -> int:
         where = " or ".join(_hub_addresses(config)) or "THIS_ROUTER'S_ADDRESS"
         target = where if port_number == DEFAULT_PORT else f"{where}:{port_number}"
         sides.say(f"keel pair: TCP {port_number} open on {config.wan.interface} for one edge, "
-                  f"for at most {wait_s / 60:.0f} min; one attempt")
+                  f"for at most {_duration(wait_s)}; one attempt")
         sides.say("")
         sides.say(f"    code   {code}")
         sides.say("")
@@ -125,7 +129,7 @@ def pair_hub(sides: Sides | None = None, wait_s: float = WAIT_S) -> int:
         try:
             conn, (peer_ip, _) = listener.accept()
         except TimeoutError:
-            raise PairError(f"no edge came within {wait_s / 60:.0f} min: the code is no "
+            raise PairError(f"no edge came within {_duration(wait_s)}: the code is no "
                             "longer valid") from None
         listener.close()  # one attempt per code
         sides.say(f"an edge connected from {peer_ip}")
