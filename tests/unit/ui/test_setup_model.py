@@ -172,13 +172,26 @@ def test_no_tunnel_on_an_edge_turns_what_needs_one_off():
     assert not cfg.wireguard.enabled and cfg.wan.shaping.attach == "wan"
 
 
-def test_pairing_fills_the_peers_answers():
-    a = m.take_paired(answers(), {"public_key": KEY, "endpoint": "203.0.113.2:51820",
-                                  "allowed_ips": ["10.77.0.1/32"],
-                                  "tunnel_address": "10.77.0.5/24"})
-    assert (a.tunnel, a.peer_public_key, a.tunnel_address) == ("pair", KEY, "10.77.0.5/24")
+def test_pairing_asks_the_hubs_address_and_code_on_an_edge():
+    a = answers(tunnel="pair")
+    assert [x.name for x in m.asks("tunnel", a)] == ["tunnel", "hub_address", "pair_code"]
+    verdict = m.check(a, BASE)
+    assert verdict.errors["hub_address"][0].startswith("hub's address: empty")
+    assert verdict.errors["pair_code"] == ["code: the code has 8 digits; 0 were typed"]
+    a = m.set_answer(m.set_answer(a, "hub_address", "203.0.113.2"), "pair_code", "1234-5678")
     assert m.check(a, BASE).count == 0
-    assert callable(m.pairing_function()) or m.pairing_function() is None
+    assert "selftest" in m.choices("shaping", a)
+    cfg = config_of(a)  # the tunnel comes on when keel pair settles it
+    assert not cfg.wireguard.enabled and cfg.wireguard.peer == ()
+    assert any("203.0.113.2" in line for line in m.summary(a))
+
+
+def test_pairing_on_a_hub_applies_the_tunnel_without_a_peer():
+    a = answers(role="hub", tunnel="pair")
+    assert [x.name for x in m.asks("tunnel", a)] == ["tunnel", "tunnel_address", "listen_port"]
+    assert m.check(a, BASE).count == 0
+    wg = config_of(a).wireguard
+    assert wg.enabled and wg.address == ("10.77.0.1/24",) and wg.peer == ()
 
 
 def test_the_summary_says_what_will_be_set():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,10 +25,10 @@ ROLES = {"edge": "edge: a WAN and a LAN (a home or office box)",
          "hub": "hub: one NIC, the tunnel's far end (a VPS)"}
 WAN_MODES = {"dhcp": "DHCP: the address comes from the ISP's box or the provider",
              "static": "static: an address with its prefix, and a gateway"}
-TUNNELS = {"pair": "pair with the other keel router",
+TUNNELS = {"pair": "pair with the hub (keel pair: a one-time code)",
            "manual": "enter the peer by hand",
            "none": "no tunnel for now"}
-HUB_TUNNELS = {"pair": "pair with the edge (keel pair)",
+HUB_TUNNELS = {"pair": "pair with the edge: show a one-time code after setup",
                "manual": "enter the edge's public key by hand",
                "none": "no peer yet (add one later)"}
 SHAPING = {"selftest": "measure: the throughput self-test after setup, then [a] takes "
@@ -37,6 +37,10 @@ SHAPING = {"selftest": "measure: the throughput self-test after setup, then [a] 
            "off": "leave shaping off for now"}
 
 PAIRING_NOTE = "pairing: run `keel pair` on the hub"
+PAIRING_EDGE = (PAIRING_NOTE + " (or choose pairing in its setup), then type its address "
+                "and the code it shows: they pair once this setup is applied")
+PAIRING_HUB = ("pairing: once this setup is applied, the hub shows a one-time code and "
+               "waits 10 min for the edge (keel pair HUB CODE there, or its setup)")
 LAN_DEFAULTS = ("192.168.77.1/24", "192.168.77.100", "192.168.77.199")
 TUNNEL_ADDRESS = {"edge": "10.77.0.2/24", "hub": "10.77.0.1/24"}
 PEER_ALLOWED = {"edge": "10.77.0.1/32", "hub": "10.77.0.2/32"}  # the other end's address
@@ -69,6 +73,8 @@ class Answers:
     peer_public_key: str = ""
     peer_endpoint: str = ""
     peer_allowed_ips: str = PEER_ALLOWED["edge"]
+    hub_address: str = ""  # pairing (edge): where `keel pair` waits, HUB or HUB:PORT
+    pair_code: str = ""  # pairing (edge): the code the hub shows
     shaping: str = "off"
     upload_kbit: str = ""
     download_kbit: str = ""
@@ -108,6 +114,9 @@ ASKS = (
         "this router's address in the tunnel, with its prefix"),
     Ask("listen_port", "tunnel", "listen port", "wireguard.listen_port", "text",
         "UDP, opened on the WAN"),
+    Ask("hub_address", "tunnel", "hub's address", "", "text",
+        "HUB or HUB:PORT: the hub's public address, where keel pair waits"),
+    Ask("pair_code", "tunnel", "code", "", "text", "the 8 digits the hub shows (1234-5678)"),
     Ask("peer_public_key", "tunnel", "peer's key", f"{PEER}.public_key", "text",
         "the other router's `keel show pubkey` (44 characters)"),
     Ask("peer_endpoint", "tunnel", "endpoint", f"{PEER}.endpoint", "text",
@@ -158,12 +167,14 @@ def visible(name: str, a: Answers) -> bool:
         return a.role == "edge"
     if name in ("wan_address", "wan_gateway"):
         return a.wan_mode == "static"
-    if name == "tunnel_address":
-        return a.role == "hub" or a.tunnel != "none"
+    if name == "tunnel_address":  # a paired edge gets its address from the hub
+        return a.role == "hub" or a.tunnel == "manual"
     if name == "listen_port":
         return a.role == "hub"
+    if name in ("hub_address", "pair_code"):
+        return a.role == "edge" and a.tunnel == "pair"
     if name.startswith("peer_"):
-        return has_tunnel(a)
+        return a.tunnel == "manual"
     if name in ("upload_kbit", "download_kbit"):
         return a.shaping == "manual"
     return True
@@ -277,16 +288,17 @@ def build(a: Answers, base: dict[str, Any]) -> dict[str, Any]:
     else:
         data.pop("lan", None)
 
-    tunnel = a.role == "hub" or a.tunnel != "none"
+    # an edge that pairs turns its tunnel on when it pairs (keel pair)
+    tunnel = a.role == "hub" or a.tunnel == "manual"
     _put(data, "wireguard.enabled", tunnel)
     if tunnel:
         put("wireguard.address", a.tunnel_address)
     if a.role == "hub":
         put("wireguard.listen_port", a.listen_port)
     peers = list(data.get("wireguard", {}).get("peer") or [])
-    if has_tunnel(a):
+    if a.tunnel == "manual":
         peers[:1] = [_peer(a, peers[0] if peers else None)]
-    elif a.role == "hub":
+    elif a.role == "hub" and a.tunnel == "none":
         peers = peers[1:]  # no peer yet: the first one (the one the wizard shows) goes
     if peers:
         data["wireguard"]["peer"] = peers
@@ -336,7 +348,30 @@ def check(a: Answers, base: dict[str, Any]) -> Verdict:
             errors.setdefault(owners[path], []).append(str(problem))
     if more:
         general.append(f"and {more} more problem{'' if more == 1 else 's'}")
+    for name, line in pairing_problems(a).items():
+        errors.setdefault(name, []).append(line)
     return Verdict(errors, general)
+
+
+def pairing_problems(a: Answers) -> dict[str, str]:
+    """What is wrong with the hub's address and the code as typed (keel
+    pair's own messages); they are not config keys."""
+    if not (visible("hub_address", a)):
+        return {}
+    from keel.pair.code import normalize
+    from keel.pair.errors import PairError
+
+    out = {}
+    hub = a.hub_address.strip()
+    if not hub:
+        out["hub_address"] = "hub's address: empty: where keel pair waits (HUB or HUB:PORT)"
+    elif any(c.isspace() for c in hub) or "/" in hub:
+        out["hub_address"] = f"hub's address: not an address or a host name: {hub!r}"
+    try:
+        normalize(a.pair_code)
+    except PairError as err:
+        out["pair_code"] = f"code: {err}"
+    return out
 
 
 def step_problems(step: str, a: Answers, verdict: Verdict) -> list[str]:
@@ -381,46 +416,6 @@ def from_config(config: Config, nics: Sequence[Nic] = ()) -> Answers:
     return default_nics(a, nics)
 
 
-# --- pairing ----------------------------------------------------------------------
-
-Pairing = Callable[[str, dict[str, Any], Callable[[str], None]], Mapping[str, Any]]
-
-
-def pairing_function() -> Pairing | None:
-    """THE PAIRING HOOK: the function that pairs this router with the other
-    keel router during setup, or None while keel.pair has none (the tunnel
-    step then says PAIRING_NOTE).
-
-    Its contract: `pair_for_setup(role, proposed, say) -> peer`, called in a
-    worker thread (it may block while it waits for the other router):
-    `role` is "edge" or "hub"; `proposed` the config the answers make so far
-    (a TOML-ready dict: wireguard.address, listen_port, wan.*); `say(text)`
-    shows a line of progress (a code to type on the other router, "waiting
-    for the hub ..."). It returns the other router as a [[wireguard.peer]]
-    table: public_key, allowed_ips, endpoint (optional), keepalive (optional),
-    and may add "tunnel_address": this router's address in the tunnel when
-    the pairing assigns it. It raises an exception with a message to show
-    when pairing fails. The result fills the peer's answers, which the
-    loader then checks like typed ones."""
-    try:
-        from keel.pair import pair_for_setup  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    return pair_for_setup
-
-
-def take_paired(a: Answers, peer: Mapping[str, Any]) -> Answers:
-    """The answers with the paired router's peer table in them."""
-    allowed = peer.get("allowed_ips") or ()
-    out = dataclasses.replace(
-        a, tunnel="pair", peer_public_key=str(peer.get("public_key", "")),
-        peer_endpoint=str(peer.get("endpoint") or ""),
-        peer_allowed_ips=", ".join(allowed) if not isinstance(allowed, str) else allowed)
-    if peer.get("tunnel_address"):
-        out.tunnel_address = str(peer["tunnel_address"])
-    return out
-
-
 # --- the last step's summary --------------------------------------------------------
 
 def summary(a: Answers) -> list[str]:
@@ -431,10 +426,14 @@ def summary(a: Answers) -> list[str]:
     if a.role == "edge":
         lines.append(f"LAN        {a.lan_interface or '?'} {a.lan_address}, DHCP "
                      f"{a.dhcp_start or '-'} .. {a.dhcp_end or '-'}")
-    if a.role == "hub" or a.tunnel != "none":
+    if a.role == "hub" or a.tunnel == "manual":
         port = f", port {a.listen_port}" if a.role == "hub" else ""
         lines.append(f"tunnel     {a.tunnel_address}{port}")
-    if has_tunnel(a):
+    if a.tunnel == "pair":
+        lines.append(f"pairing    with the hub at {a.hub_address or '?'}, once this is applied"
+                     if a.role == "edge" else
+                     "pairing    shows a code for the edge once this is applied")
+    elif has_tunnel(a):
         key = a.peer_public_key[:10] + "..." if len(a.peer_public_key) > 13 else \
             a.peer_public_key or "?"
         to = f" at {a.peer_endpoint}" if a.peer_endpoint else ""
