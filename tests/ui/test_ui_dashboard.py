@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+
+import pytest
+from textual.widgets import Sparkline
 
 from keel.system.fake import FakeLiveSource
 from keel.system.source import FixtureSource
+from keel.thresholds import GRADE_LINES_MS
+from keel.ui import panels
+from keel.ui.frame import Frame
 from keel.ui.lines import LinesPanel
-from keel.ui.profile import MODERN
+from keel.ui.plot import LABEL_WIDTH, LatencyPlot
+from keel.ui.profile import CONSOLE, CONSOLE_BLOCKS, MODERN
+from keel.ui.spark import RateSparkline
 from tests.fixtures.sources import fixture_source, lab
 from tests.ui.uihelpers import (
+    StepClock,
     asynctest,
     fixture_collectors,
     make_app,
@@ -18,6 +28,8 @@ from tests.ui.uihelpers import (
     settle,
     two_polls,
 )
+
+CONSOLE_FONT = {chr(c) for c in range(32, 127)} | set(CONSOLE_BLOCKS)
 
 
 def panel(app, name: str) -> str:
@@ -32,10 +44,11 @@ async def test_everything_fits_at_80x24():
         lines = screen_lines(app)
         text = "\n".join(lines)
         assert len(lines) == 24 and all(len(line) <= 80 for line in lines)
-        for title in ("TUNNEL", "CPU", "LATENCY", "CAKE", "TUNING"):
-            assert title in text
+        for title in ("NOW", "TUNNEL", "CPU", "LATENCY", "CAKE", "TUNING"):
+            assert f"- {title} " in text
         assert lines[-1].startswith("[s]elftest")
-        assert text.isascii()  # the console profile draws nothing outside ASCII
+        # the console profile draws ASCII and the VGA font's two blocks, no more
+        assert set("".join(lines)) <= CONSOLE_FONT
 
 
 @asynctest
@@ -43,17 +56,16 @@ async def test_tunnel_panel_shows_peer_endpoint_handshake_and_rates():
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        assert "rx      -" in panel(app, "tunnel")  # one read: no rate yet
+        assert panel(app, "rx-rate") == "rx      -"  # one read: no rate yet
         await pilot.press("r")
         await settle(pilot)
         text = panel(app, "tunnel")
-        assert "wg0 :51820" in text
-        assert "DGDJOoNe 192.0.2.2:51820" in text
-        assert "handshake   12s" in text
-        # peer: 1.25 MB rx, 0.5 MB tx in the 1 s between the polls
-        assert "rx  10.0M  tx   4.0M" in text
+        # peer: 1.25 MB rx, 0.5 MB tx in the 1 s between the polls; handshake 12 s ago
+        assert text.splitlines()[1] == "DGDJOoNe 192.0.2.2:51820 hs 12s 10.0M/4.0M"
         # interface: 30 MB rx / 10 MB tx, 25000 / 9000 packets in 1 s
-        assert "rx 240.0M  tx  80.0M bit/s  25k/9.0k pkt/s" in text
+        assert text.splitlines()[0] == "wg0 :51820  25k/9.0k pkt/s rx/tx"
+        assert panel(app, "rx-rate") == "rx 240.0M"
+        assert panel(app, "tx-rate") == "tx  80.0M"
         assert "REDACTED" not in text
 
 
@@ -63,13 +75,13 @@ async def test_cpu_panel_shows_cores_and_tunnel_cost():
     async with app.run_test(size=(80, 24)) as pilot:
         await two_polls(pilot)
         lines = panel(app, "cpu").splitlines()
-        assert lines[0].startswith("CPU    user  sys sirq steal idle")
-        assert lines[1].startswith(" cpu0    2%  38%  19%    0%  41%")
-        assert lines[2].startswith(" cpu1    1%  38%  34%    0%  27%")
+        assert lines[0] == "      user  sys sirq steal idle"
+        assert lines[1] == "cpu0    2%  38%  19%    0%  41%"
+        assert lines[2] == "cpu1    1%  38%  34%    0%  27%"
         # softirq 2.59 s + wg-crypt 1.00 s over 4.88 s; 40 MB = 0.32 Gbit
-        assert "0.74 core = 37% of 2 CPUs" in lines[1]
-        assert "11.2 CPU-s per Gbit at 65.6Mbit/s" in lines[2]
-        assert len(lines) == 3  # no warning: the verdict line says the rest
+        assert lines[3] == "tunnel 0.74 core = 37% of 2 CPUs"
+        assert lines[4] == " 11.2 CPU-s/Gbit at 65.6Mbit/s"
+        assert len(lines) == 5  # no warning: the verdict line says the rest
 
 
 def hot_stats(n: int) -> list[str]:
@@ -106,13 +118,14 @@ async def test_latency_panel_and_plot():
     async with app.run_test(size=(80, 24)) as pilot:
         await two_polls(pilot)
         head = panel(app, "latency").splitlines()
-        assert head[0].startswith("LATENCY * tunnel  10.99.0.2")
-        assert head[1].startswith("        o outside 192.0.2.2")
+        assert head[0].startswith("* tunnel  10.99.0.2")
+        assert head[1].startswith("o outside 192.0.2.2")
         assert "gap" in head[0] and "tunnel's own cost" in head[1]
         assert "idle 3.1" in head[1]
         plot = "\n".join(app.screen.query_one("#plot").model.lines())
         assert "*" in plot and "o" in plot and "x" in plot  # a lost probe (every 7th)
-        assert "+5" in plot and "+30" in plot and "+60" in plot
+        for bound in GRADE_LINES_MS:  # each grade line named at its right end
+            assert f"- +{bound:g}" in plot
 
 
 @asynctest
@@ -122,9 +135,10 @@ async def test_cake_panel_both_directions():
         await two_polls(pilot)
         lines = panel(app, "cake").splitlines()
         assert lines[1].split() == ["egress", "eth0", "40.0M", "20.0M", "0B", "9", "0"]
-        assert lines[2].strip() == "delay peak/avg ms: BE 6.7/1.6"
+        assert lines[2].strip() == "peak/avg ms BE 6.7/1.6"
         assert lines[3].split() == ["ingress", "ifb4eth0", "40.0M", "40.0M", "0B", "3", "0"]
-        assert "BE 10.5/4.4" in lines[4] and "Bulk 0/0" in lines[4] and "Voice" in lines[4]
+        # the tins that delayed something; Bulk carried nothing
+        assert "BE 10.5/4.4" in lines[4] and "Voice" in lines[4] and "Bulk" not in lines[4]
 
 
 @asynctest
@@ -132,8 +146,8 @@ async def test_tuning_panel_in_a_vm():
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        assert panel(app, "tuning") == ("TUNING  managed by the hypervisor (no cpufreq/cpuidle), "
-                                        "2300 MHz: watch steal")
+        assert panel(app, "tuning").splitlines() == [
+            "managed by the hypervisor", "(no cpufreq/cpuidle)", "2300 MHz: watch steal"]
 
 
 @asynctest
@@ -145,8 +159,8 @@ async def test_tuning_panel_on_bare_metal():
     app = make_app(collectors=collectors)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        assert panel(app, "tuning") == ("TUNING  governor performance  2394/2400 MHz  "
-                                        "idle POLL (C1 C6 off)  PM QoS 0us")
+        assert panel(app, "tuning").splitlines() == [
+            "governor performance", "2394/2400 MHz", "idle POLL (C1 C6 off)", "PM QoS 0us"]
 
 
 @asynctest
@@ -197,7 +211,9 @@ async def test_the_verdict_line_and_the_verdicts_screen(tmp_path, monkeypatch):
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await two_polls(pilot)
-        assert screen_lines(app)[0].startswith("NOW       healthy: stall max 1 ms, steal 0%")
+        lines = screen_lines(app)
+        assert lines[0].startswith("- NOW  what limits latency ---")  # the verdict on top
+        assert lines[1].startswith("healthy: stall max 1 ms, steal 0%")
         await pilot.press("v")
         await settle(pilot)
         for _ in range(3):
@@ -216,3 +232,94 @@ async def test_the_verdict_line_and_the_verdicts_screen(tmp_path, monkeypatch):
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen.id == "dashboard"
+
+
+# --- the panels' titles, the sparklines, the plot's axes ----------------------
+
+def stepped_fake_collectors() -> dict:
+    """`keel tui --fake`'s collectors on a clock that steps a quarter second a
+    read: the fake router's counters move, deterministically."""
+    from keel.metrics.live import fake_collectors
+
+    clock = StepClock(1_800_000_000.0, 0.25)
+    return fake_collectors(clock=clock, wallclock=clock)
+
+
+async def polls(pilot, n: int) -> None:
+    await settle(pilot)
+    for _ in range(n):
+        await pilot.press("r")
+        await settle(pilot)
+
+
+@pytest.mark.parametrize(("profile", "size"), [(CONSOLE, (80, 24)), (MODERN, (120, 40))])
+@asynctest
+async def test_every_panel_has_its_title_on_its_border(profile, size):
+    app = make_app(profile)
+    async with app.run_test(size=size) as pilot:
+        await two_polls(pilot)
+        lines = screen_lines(app)
+        for name, title in panels.TITLES.items():
+            frame = app.screen.query_one(f"#{name}-box", Frame)
+            assert frame.border_title.strip().startswith(title)
+            row = lines[frame.region.y]  # the frame's top border carries it
+            assert title in row[frame.region.x:frame.region.right]
+        # the verdict stays on top
+        assert app.screen.query_one("#verdict-box", Frame).region.y == 0
+        assert lines[1].startswith("healthy")
+
+
+@pytest.mark.parametrize(("profile", "size", "bars"),
+                         [(CONSOLE, (80, 24), "_" + CONSOLE_BLOCKS),
+                          (MODERN, (120, 40), "\u2581\u2582\u2583\u2584\u2585\u2586\u2587\u2588")])
+@asynctest
+async def test_sparklines_draw_the_tunnels_rates(profile, size, bars):
+    app = make_app(profile, collectors=stepped_fake_collectors())
+    async with app.run_test(size=size) as pilot:
+        await polls(pilot, 12)
+        snap = app.collectors["tunnel"].last
+        assert len(snap.rx_history) >= 10 and min(snap.rx_history) > 0
+        lines = screen_lines(app)
+        for name, history in (("rx", snap.rx_history), ("tx", snap.tx_history)):
+            spark = app.screen.query_one(f"#{name}-spark", RateSparkline)
+            assert isinstance(spark, Sparkline)  # Textual's own widget
+            assert tuple(spark.data) == history
+            region = spark.region
+            drawn = "".join(lines[y][region.x:region.right] for y in range(region.y,
+                                                                        region.bottom))
+            assert set(drawn.strip()) and set(drawn.strip()) <= set(bars + " ")
+            # newest at the right: the last column holds a bar
+            assert lines[region.bottom - 1][region.right - 1] in bars
+            label = lines[region.y][:region.x]
+            assert label.startswith(name) and label.strip().endswith("M")
+        assert "bit/s, last" in app.screen.query_one("#tunnel-box", Frame).border_title
+
+
+@asynctest
+async def test_the_latency_plot_has_a_linear_ms_axis_and_a_time_axis():
+    app = make_app(collectors=stepped_fake_collectors())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await polls(pilot, 15)
+        plot = app.screen.query_one("#plot", LatencyPlot)
+        lines = screen_lines(app)
+        rows = lines[plot.region.y:plot.region.bottom]
+        assert len(rows) >= 5
+        # the y axis: labelled ms ticks, evenly spaced in value and in rows
+        ticks = [(y, float(row[:LABEL_WIDTH - 1])) for y, row in enumerate(rows[:-1])
+                 if row[:LABEL_WIDTH - 1].strip()]
+        assert len(ticks) >= 3 and ticks[-1][1] == 0
+        rows_apart = {b[0] - a[0] for a, b in itertools.pairwise(ticks)}
+        ms_apart = {a[1] - b[1] for a, b in itertools.pairwise(ticks)}
+        assert len(rows_apart) == 1 and len(ms_apart) == 1  # linear
+        assert ms_apart.pop() / rows_apart.pop() == plot.model.step
+        # the grade lines at idle + each bound, named at the right
+        idle = plot.model.baseline
+        for bound in GRADE_LINES_MS:
+            y = plot.model.row(idle + bound)
+            named = plot.model.line_rows()[y]  # the highest bound of those on the row
+            assert named >= bound and rows[y].rstrip().endswith(f" +{named:g}")
+        # the time axis: seconds ago, and now where the newest column is
+        axis = rows[-1]
+        assert "now+" in axis and "-10s+" in axis
+        now_x = axis.index("now+") + len("now")
+        assert now_x - LABEL_WIDTH == plot.model.cur % plot.model.cols  # the sweep's column

@@ -52,12 +52,16 @@ class TunnelCollector:
 
     last: Any = None  # the latest snapshot (see remembered)
 
+    RATE_HISTORY = 120  # polls of rates kept for the sparklines (2 min at 1 Hz)
+
     def __init__(self, source: Source, clock: Callable[[], float] = time.monotonic,
                  wallclock: Callable[[], float] = time.time) -> None:
         self.source, self.clock, self.wallclock = source, clock, wallclock
         self._prev_t: float | None = None
         self._prev: dict[tuple[str, str], tuple[int, int]] = {}
         self._prev_if: dict[str, Counters | None] = {}
+        self._rx_history: deque[float] = deque(maxlen=self.RATE_HISTORY)
+        self._tx_history: deque[float] = deque(maxlen=self.RATE_HISTORY)
 
     @remembered
     def poll(self) -> TunnelSnapshot:
@@ -91,7 +95,13 @@ class TunnelCollector:
                     allowed_ips=peer.allowed_ips, handshake_age=peer.handshake_age(now),
                     rx_bps=None if rx is None else rx * 8, tx_bps=None if tx is None else tx * 8))
         self._prev_t, self._prev, self._prev_if = t, prev, prev_if
-        return TunnelSnapshot(tuple(ifaces), tuple(peers))
+        rx = [i.rx_bps for i in ifaces]
+        tx = [i.tx_bps for i in ifaces]
+        if ifaces and None not in rx and None not in tx:
+            self._rx_history.append(sum(rx))  # type: ignore[arg-type]
+            self._tx_history.append(sum(tx))  # type: ignore[arg-type]
+        return TunnelSnapshot(tuple(ifaces), tuple(peers), rx_history=tuple(self._rx_history),
+                              tx_history=tuple(self._tx_history))
 
 
 class CpuCollector:

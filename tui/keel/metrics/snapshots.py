@@ -33,6 +33,10 @@ class TunnelSnapshot:
     interfaces: tuple[InterfaceStat, ...] = ()
     peers: tuple[PeerStat, ...] = ()
     error: str | None = None
+    # the tunnel's rates (every WireGuard interface together, bits/s), one per
+    # poll, oldest first: what the dashboard's sparklines draw
+    rx_history: tuple[float, ...] = ()
+    tx_history: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

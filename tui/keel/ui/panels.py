@@ -12,7 +12,7 @@ from keel.metrics.snapshots import (
     TunnelSnapshot,
 )
 from keel.metrics.verdict import VerdictSnapshot
-from keel.thresholds import HANDSHAKE_STALE_S
+from keel.thresholds import GRADE_LINES_MS, HANDSHAKE_STALE_S
 from keel.ui import fmt
 
 TITLE = "bold"
@@ -22,77 +22,89 @@ MAX_PEERS = 3
 MAX_CORES = 4
 TIN_SHORT = {"Best Effort": "BE"}
 
+# the dashboard's panels and their border titles (the lines below carry no
+# name of their own)
+TITLES = {"verdict": "NOW  what limits latency", "tunnel": "TUNNEL",
+          "cpu": "CPU  tunnel = sirq + wg-crypt",
+          "latency": "LATENCY  ms", "cake": "CAKE  bit/s", "tuning": "TUNING"}
 
-def _title(name: str, rest: str = "", style: str = "") -> Text:
-    line = Text(f"{name:<8}", style=TITLE)
-    line.append(rest, style=style)
-    return line
+
+def _note(text: str, style: str = DIM) -> Text:
+    return Text(text, style=style)
+
+
+def tunnel_rate(name: str, bps: float | None) -> list[Text]:
+    """The label left of a sparkline: "rx 240.0M"."""
+    return [Text(f"{name} {fmt.rate(bps, 6)}", style=TITLE)]
+
+
+def tunnel_rates(snap: TunnelSnapshot | None) -> tuple[float | None, float | None]:
+    """The tunnel's rx and tx now (every interface together), or None."""
+    if snap is None or snap.error or not snap.interfaces:
+        return None, None
+    rx = [i.rx_bps for i in snap.interfaces]
+    tx = [i.tx_bps for i in snap.interfaces]
+    return (None if None in rx else sum(rx),  # type: ignore[arg-type]
+            None if None in tx else sum(tx))  # type: ignore[arg-type]
 
 
 def tunnel_lines(snap: TunnelSnapshot | None) -> list[Text]:
+    """The interfaces (port, packets/s) and the peers (endpoint, handshake,
+    rates) under the sparklines."""
     if snap is None:
-        return [_title("TUNNEL", "reading wg ...", DIM)]
+        return [_note("reading wg ...")]
     if snap.error:
-        return [_title("TUNNEL", snap.error, WARN)]
+        return [_note(snap.error, WARN)]
     if not snap.interfaces:
-        return [_title("TUNNEL", "no WireGuard interface", WARN)]
+        return [_note("no WireGuard interface", WARN)]
     lines = []
-    for i, iface in enumerate(snap.interfaces):
+    for iface in snap.interfaces:
         pkts = ""
         if iface.rx_pps is not None and iface.tx_pps is not None:
-            pkts = f"  {fmt.count(iface.rx_pps)}/{fmt.count(iface.tx_pps)} pkt/s"
-        rest = (f"{iface.name} :{iface.listen_port:<6} rx {fmt.rate(iface.rx_bps, 6)}  "
-                f"tx {fmt.rate(iface.tx_bps, 6)} bit/s{pkts}")
-        lines.append(_title("TUNNEL" if i == 0 else "", rest))
+            pkts = f"  {fmt.count(iface.rx_pps)}/{fmt.count(iface.tx_pps)} pkt/s rx/tx"
+        lines.append(Text(f"{iface.name} :{iface.listen_port}{pkts}"))
     peers = snap.peers
     for peer in peers[:MAX_PEERS]:
         age = peer.handshake_age
         stale = age is None or age > HANDSHAKE_STALE_S
-        line = Text(f"  {fmt.short_key(peer.public_key)} {peer.endpoint or '(no endpoint)':<22}")
-        line.append(f"handshake {fmt.age(age):>5}", style=WARN if stale else "")
-        line.append(f"  rx {fmt.rate(peer.rx_bps, 6)}  tx {fmt.rate(peer.tx_bps, 6)}")
+        line = Text(f"{fmt.short_key(peer.public_key)} {peer.endpoint or '(no endpoint)'} hs ")
+        line.append(fmt.age(age), style=WARN if stale else "")
+        line.append(f" {fmt.rate(peer.rx_bps)}/{fmt.rate(peer.tx_bps)}")
         lines.append(line)
     if len(peers) > MAX_PEERS:
-        lines.append(Text(f"  ... {len(peers) - MAX_PEERS} more peers", style=DIM))
+        lines.append(_note(f"... {len(peers) - MAX_PEERS} more peers"))
     if not peers:
-        lines.append(Text("  no peers", style=WARN))
+        lines.append(_note("no peers", WARN))
     return lines
 
 
 def cpu_lines(snap: CpuSnapshot | None) -> list[Text]:
+    """Per core (the busiest MAX_CORES), then what the tunnel costs:
+    softirq + the wg-crypt workers (the panel's title says so)."""
     if snap is None or (not snap.cores and not snap.error):
-        return [_title("CPU", "measuring ...", DIM), Text(""), Text("")]
+        return [_note("measuring ..."), Text(""), Text("")]
     if snap.error:
-        return [_title("CPU", snap.error, WARN)]
+        return [_note(snap.error, WARN)]
     cores = list(snap.cores)
-    note = ""
+    lines = [Text(f"{'':<6}user  sys sirq steal idle", style=TITLE)]
     if len(cores) > MAX_CORES:
+        lines[0].append(f"  {MAX_CORES} busiest of {len(snap.cores)}", style=DIM)
         cores = sorted(cores, key=lambda c: c.softirq + c.system + c.user, reverse=True)
         cores = sorted(cores[:MAX_CORES], key=lambda c: c.cpu)
-        note = f" ({MAX_CORES} busiest of {len(snap.cores)})"
-    left = [Text(f"{'CPU':<7}user  sys sirq steal idle", style=TITLE)]
     for c in cores:
-        left.append(Text(f" {c.cpu:<6}{fmt.pct(c.user)} {fmt.pct(c.system)} {fmt.pct(c.softirq)}"
-                         f" {fmt.pct(c.steal, 5)} {fmt.pct(c.idle)}"))
-    right = [Text("TUNNEL CPU = softirq + wg-crypt" + note, style=TITLE)]
+        lines.append(Text(f"{c.cpu:<6}{fmt.pct(c.user)} {fmt.pct(c.system)} {fmt.pct(c.softirq)}"
+                          f" {fmt.pct(c.steal, 5)} {fmt.pct(c.idle)}"))
     cost = snap.cost
     if cost is None:
-        right.append(Text("-"))
+        lines.append(Text("tunnel -"))
     else:
-        right.append(Text(f"{cost.cores:.2f} core = {cost.percent:.0f}% of {cost.ncpus} CPUs"))
+        lines.append(Text(f"tunnel {cost.cores:.2f} core = {cost.percent:.0f}% of "
+                          f"{cost.ncpus} CPUs"))
         spg = cost.seconds_per_gigabit
         if spg is None:
-            right.append(Text("CPU-s per Gbit: - (no traffic)", style=DIM))
+            lines.append(_note(" CPU-s/Gbit: - (no traffic)"))
         else:
-            right.append(Text(f"{spg:.1f} CPU-s per Gbit at {fmt.rate(cost.throughput_bps)}"
-                              "bit/s"))
-    lines = []
-    for i in range(max(len(left), len(right))):
-        line = left[i].copy() if i < len(left) else Text("")
-        line.pad_right(40 - line.cell_len)
-        if i < len(right):
-            line.append_text(right[i])
-        lines.append(line)
+            lines.append(Text(f" {spg:.1f} CPU-s/Gbit at {fmt.rate(cost.throughput_bps)}bit/s"))
     lines.extend(Text("! " + w, style=WARN) for w in snap.warnings)
     return lines
 
@@ -103,13 +115,10 @@ VERDICT_STYLE = {"bad": WARN, "warn": "bold yellow", "ok": "green"}
 def verdict_lines(snap: VerdictSnapshot | None, width: int = 80) -> list[Text]:
     """One line: what limits latency now (the worst verdict), with the stall
     meter's figures when it runs."""
-    line = _title("NOW", "")
     if snap is None or snap.worst is None:
-        line.append("  judging ...", style=DIM)
-        return [line]
+        return [_note("judging ...")]
     worst = snap.worst
-    line.append("  ")
-    line.append(worst.text, style=VERDICT_STYLE.get(worst.severity, ""))
+    line = Text(worst.text, style=VERDICT_STYLE.get(worst.severity, ""))
     if worst.cause == "healthy" and snap.signals is not None:
         s = snap.signals
         stall = ("no stall meter" if s.stall_max_ms is None
@@ -124,66 +133,70 @@ def verdict_lines(snap: VerdictSnapshot | None, width: int = 80) -> list[Text]:
 
 def latency_lines(snap: LatencySnapshot | None, glyphs: dict[str, str],
                   empty: str = "no probe target (no WireGuard peer?)") -> list[Text]:
+    """One line a series (its glyph on the plot, the last RTT, the idle
+    baseline, the loss), then the gap between the two idle baselines."""
     if snap is None or not snap.series:
-        return [_title("LATENCY", empty, DIM), Text("")]
+        return [_note(empty), Text("")]
     lines = []
     gap = snap.tunnel_cost_ms
     tail = (f"gap {fmt.ms(gap)} ms is the", "tunnel's own cost") if gap is not None else ("", "")
     for i, s in enumerate(snap.series):
-        line = _title("LATENCY" if i == 0 else "")
-        line.append(f"{glyphs.get(s.name, '?')} ", style="bold cyan" if s.name == "tunnel"
+        line = Text(f"{glyphs.get(s.name, '?')} ", style="bold cyan" if s.name == "tunnel"
                     else "yellow")
-        line.append(f"{s.name:<8}{s.target[:14]:<14}{fmt.ms(s.last_ms):>6} ms "
+        line.append(f"{s.name:<8}{s.target[:15]:<15}{fmt.ms(s.last_ms):>6} ms "
                     f"idle {fmt.ms(s.idle_ms):<5}")
         line.append(f"loss {s.loss * 100:2.0f}%", style=WARN if s.loss > 0.02 else "")
         if i < 2 and tail[i]:
             line.append(f"  {tail[i]}", style=DIM)
         lines.append(line)
     if len(lines) < 2:
-        lines.append(Text(" " * 8 + "5 Hz probes; lines at idle +5/+30/+60 ms (grade bounds)",
-                          style=DIM))
+        bounds = "/".join(f"+{g:g}" for g in GRADE_LINES_MS)
+        lines.append(_note(f"5 Hz probes; dashed lines at idle {bounds} ms (grade bounds)"))
     return lines
 
 
 def cake_lines(snap: CakeSnapshot | None) -> list[Text]:
-    head = _title("CAKE", f" {'dev':<10}{'rate':>6} {'thru':>6} backlog drops  ecn  bit/s")
+    head = Text(f"{'':<8}{'dev':<9}{'rate':>5} {'thru':>5} backlog drops ecn", style=TITLE)
     if snap is None:
         return [head]
     if snap.error:
-        return [_title("CAKE", snap.error, WARN)]
+        return [_note(snap.error, WARN)]
     if not snap.directions:
-        return [_title("CAKE", "no CAKE qdisc: the queue is not managed", WARN)]
+        return [_note("no CAKE qdisc: the queue is not managed", WARN)]
     lines = [head]
     for d in snap.directions:
         rate = fmt.rate(d.rate_bps) if d.rate_bps is not None else "unlim"
-        lines.append(Text(f" {d.direction:<8}{d.dev:<10}{rate:>6} {fmt.rate(d.throughput_bps):>6}"
-                          f" {fmt.size(d.backlog_bytes):>7} {d.drops:>5} {d.ecn_marks:>4}"))
-        tins = "  ".join(f"{TIN_SHORT.get(t.name, t.name)} {fmt.ms(t.peak_delay_ms)}/"
-                         f"{fmt.ms(t.avg_delay_ms)}" for t in d.tins)
-        lines.append(Text(f"   delay peak/avg ms: {tins}", style=DIM if not d.tins else ""))
+        lines.append(Text(f"{d.direction:<8}{d.dev:<9}{rate:>5} {fmt.rate(d.throughput_bps):>5}"
+                          f" {fmt.size(d.backlog_bytes):>7} {d.drops:>5} {d.ecn_marks:>3}"))
+        # a tin with no delay carries nothing: left out (diffserv4 has four)
+        busy = [t for t in d.tins if t.peak_delay_ms or t.avg_delay_ms]
+        tins = " ".join(f"{TIN_SHORT.get(t.name, t.name)} {fmt.ms(t.peak_delay_ms)}/"
+                        f"{fmt.ms(t.avg_delay_ms)}" for t in busy) or "-"
+        lines.append(Text(f"  peak/avg ms {tins}", style="" if busy else DIM))
     return lines
 
 
 def tuning_lines(snap: TuningSnapshot | None) -> list[Text]:
+    """One fact a line: the panel is a narrow column."""
     if snap is None:
-        return [_title("TUNING", "reading ...", DIM)]
+        return [_note("reading ...")]
     if snap.error:
-        return [_title("TUNING", snap.error, WARN)]
+        return [_note(snap.error, WARN)]
     mhz = f"{snap.cur_mhz:.0f} MHz" if snap.cur_mhz is not None else "? MHz"
     if snap.managed_by_hypervisor:
-        return [_title("TUNING", f"managed by the hypervisor (no cpufreq/cpuidle), {mhz}: "
-                       "watch steal")]
-    line = _title("TUNING")
+        return [Text("managed by the hypervisor"), _note("(no cpufreq/cpuidle)"),
+                Text(f"{mhz}: watch steal")]
     gov = "/".join(snap.governors) or "none"
-    line.append(f"governor {gov}", style="" if gov == "performance" else WARN)
+    lines = [Text(f"governor {gov}", style="" if gov == "performance" else WARN)]
     if snap.max_mhz:
         slow = snap.cur_mhz is not None and snap.cur_mhz < 0.9 * snap.max_mhz
-        line.append(f"  {snap.cur_mhz or 0:.0f}/{snap.max_mhz:.0f} MHz", style=WARN if slow else "")
+        lines.append(Text(f"{snap.cur_mhz or 0:.0f}/{snap.max_mhz:.0f} MHz",
+                          style=WARN if slow else ""))
     else:
-        line.append(f"  {mhz}")
+        lines.append(Text(mhz))
     if snap.idle_allowed or snap.idle_disabled:
         off = f" ({' '.join(snap.idle_disabled)} off)" if snap.idle_disabled else ""
-        line.append(f"  idle {' '.join(snap.idle_allowed) or 'none'}{off}")
-    line.append(f"  PM QoS {snap.pm_qos_us}us" if snap.pm_qos_us is not None else
-                "  PM QoS none")
-    return [line]
+        lines.append(Text(f"idle {' '.join(snap.idle_allowed) or 'none'}{off}"))
+    lines.append(Text(f"PM QoS {snap.pm_qos_us}us" if snap.pm_qos_us is not None else
+                      "PM QoS none"))
+    return lines

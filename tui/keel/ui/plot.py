@@ -1,13 +1,17 @@
 """The live latency plot: RTT through the tunnel and to the peer outside it.
 
-Drawn by hand (no Sparkline, no plotext): one column per `bucket` seconds
+Drawn by hand (Textual has no scatter plot): one column per `bucket` seconds
 holding the worst RTT of the bucket, 'x' where a probe was lost, dashed lines
-at the grade boundaries (idle + 5/30/60 ms). The y axis is piecewise linear so
-each grade band gets a quarter of the height.
+at the grade boundaries (idle + keel.thresholds.GRADE_LINES_MS), each named at
+the right edge. The y axis is linear in ms from 0: every row is `step` ms
+(1, 2, 5 times a power of ten), a value is drawn on the row whose label is at
+or below it, and the labels are ticks of the same scale. The last row is the
+time axis: seconds ago, and "now" where the newest column is.
 
 On the console profile the plot *sweeps* (like a patient monitor): a new
 column overwrites the oldest in place, so one second costs a couple of
-terminal columns, not a full redraw of the plot.
+terminal columns and the time axis row, not a full redraw of the plot; the
+axis's labels travel with the sweep.
 """
 
 from __future__ import annotations
@@ -27,12 +31,21 @@ from keel.parse.ping import LatencySample
 from keel.thresholds import GRADE_LINES_MS
 
 SERIES = ("tunnel", "outside")
-ASCII_GLYPHS = {"tunnel": "*", "outside": "o", "loss": "x", "line": "-"}
-RICH_GLYPHS = {"tunnel": "\u25cf", "outside": "\u25cb", "loss": "x", "line": "\u00b7"}
+# the console's glyphs are ASCII (the VGA font has them all)
+ASCII_GLYPHS = {"tunnel": "*", "outside": "o", "loss": "x", "line": "-",
+                "y_axis": "|", "x_axis": "-", "tick": "+", "corner": "+"}
+RICH_GLYPHS = {"tunnel": "\u25cf", "outside": "\u25cb", "loss": "x", "line": "\u00b7",
+               "y_axis": "\u2502", "x_axis": "\u2500", "tick": "\u253c", "corner": "\u2514"}
 STYLES = {"tunnel": "bold cyan", "outside": "yellow", "loss": "bold red", "line": "bright_black",
-          "label": "bright_black", "": ""}
-NICE_TOPS = (100, 150, 200, 300, 500, 1000, 2000, 5000, 10000)
-LABEL_WIDTH = 5
+          "label": "bright_black", "grade": "bright_black", "": ""}
+# ms per row: 1, 2, 5 times a power of ten
+MS_STEPS = (0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
+LABEL_EVERY = (1, 2, 5, 10, 20, 50)  # rows between labelled ticks (labels stay multiples)
+MAX_LABELS = 6
+TICK_SECONDS = (1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600)  # seconds between time ticks
+MIN_TICK_COLS = 10
+LABEL_WIDTH = 5  # "1000|"
+GRADE_WIDTH = 4  # " +60" at the right end of a grade line
 
 
 @dataclass
@@ -51,30 +64,30 @@ class PlotModel:
         self.cells: dict[str, dict[int, Cell]] = {s: {} for s in SERIES}
         self.cur: int | None = None
         self.baseline = 0.0
-        self.top = float(NICE_TOPS[0])
+        self.step = float(MS_STEPS[0])
         self._full = True
         self._dirty: set[int] = set()
         self._grid: list[list[tuple[str, str]]] | None = None  # [x][y] glyphs
         self._runs: dict[int, list[tuple[str, str]]] = {}
-        self._points: list[float] = []
         self._line_rows: dict[int, float] = {}
         self.resize(width, height)
 
     # --- geometry -------------------------------------------------------
     def resize(self, width: int, height: int) -> None:
-        self.width, self.height = max(width, LABEL_WIDTH + 2), max(height, 2)
-        self.cols = self.width - LABEL_WIDTH
+        self.width = max(width, LABEL_WIDTH + GRADE_WIDTH + 2)
+        self.height = max(height, 3)
+        self.rows = self.height - 1  # data rows; the last row is the time axis
+        self.cols = self.width - LABEL_WIDTH - GRADE_WIDTH
+        self.step = self._step()
         self._scale_changed()
 
     def _scale_changed(self) -> None:
         self._full = True
         self._grid = None
         self._runs.clear()
-        self._points = [0.0, *(self.baseline + g for g in GRADE_LINES_MS),
-                        max(self.top, self.baseline + 61)]
         self._line_rows = {}
-        for g in GRADE_LINES_MS:
-            self._line_rows.setdefault(self.row(self.baseline + g - 1e-9), g)
+        for g in GRADE_LINES_MS:  # the higher bound names a row two lines share
+            self._line_rows[self.row(self.baseline + g)] = g
 
     def column(self, bucket: int) -> int | None:
         if self.cur is None or bucket > self.cur or bucket <= self.cur - self.cols + (
@@ -88,19 +101,36 @@ class PlotModel:
         return None if self.cur is None or not self.sweep else (self.cur + 1) % self.cols
 
     # --- scale --------------------------------------------------------------
-    def fraction(self, value: float) -> float:
-        """0 at the bottom, 1 at the top; each grade band gets a quarter."""
-        points = self._points
-        for i in range(4):
-            lo, hi = points[i], points[i + 1]
-            if value <= hi:
-                return (i + (value - lo) / (hi - lo)) / 4 if hi > lo else i / 4
-        return 1.0
+    @property
+    def top(self) -> float:
+        """The value where the plot ends: above it, a point clips to the top row."""
+        return self.step * self.rows
+
+    def _step(self) -> float:
+        """The smallest step that shows the worst RTT and the highest grade line."""
+        worst = max((c.rtt for cells in self.cells.values() for c in cells.values()
+                     if c.rtt is not None), default=0.0)
+        need = max(worst, self.baseline + GRADE_LINES_MS[-1]) * 1.05
+        return float(next((s for s in MS_STEPS if s * self.rows > need), MS_STEPS[-1]))
 
     def row(self, value: float) -> int:
-        """Screen row (0 = top) of a value; above the top clips to row 0."""
-        up = min(self.height - 1, int(self.fraction(value) * self.height))
-        return self.height - 1 - up
+        """Screen row (0 = top) of a value: linear, `step` ms a row; above the
+        top clips to row 0."""
+        up = min(self.rows - 1, max(0, math.floor(value / self.step + 1e-9)))
+        return self.rows - 1 - up
+
+    def value(self, y: int) -> float:
+        """The value at the bottom of row y (its label)."""
+        return (self.rows - 1 - y) * self.step
+
+    def label_every(self) -> int:
+        return next((n for n in LABEL_EVERY if math.ceil(self.rows / n) <= MAX_LABELS),
+                    LABEL_EVERY[-1])
+
+    def ticks(self) -> dict[int, float]:
+        """Labelled rows of the y axis: row -> ms."""
+        every = self.label_every()
+        return {y: self.value(y) for y in range(self.rows) if (self.rows - 1 - y) % every == 0}
 
     def line_rows(self) -> dict[int, float]:
         return self._line_rows
@@ -136,15 +166,13 @@ class PlotModel:
         value = 0.0 if ms is None else round(ms)  # whole ms: redraws stay rare
         if value != self.baseline:
             self.baseline = value
+            self.step = self._step()
             self._scale_changed()
 
     def _rescale(self) -> None:
-        worst = max((c.rtt for cells in self.cells.values() for c in cells.values()
-                     if c.rtt is not None), default=0.0)
-        need = max(worst * 1.1, self.baseline + 100)
-        top = float(next((t for t in NICE_TOPS if t >= need), NICE_TOPS[-1]))
-        if top != self.top:
-            self.top = top
+        step = self._step()
+        if step != self.step:
+            self.step = step
             self._scale_changed()
 
     def take_dirty(self) -> set[int] | None:
@@ -165,20 +193,47 @@ class PlotModel:
         return cols
 
     def _column(self, x: int) -> list[tuple[str, str]]:
-        return [self.glyph(x, y) for y in range(self.height)]
+        return [self.glyph(x, y) for y in range(self.rows)]
 
     # --- rendering ------------------------------------------------------
     def label(self, y: int) -> str:
-        lines = self.line_rows()
-        if y == 0:
-            text = f"{self.top:.0f}"
-        elif y in lines:
-            text = f"+{lines[y]:.0f}"
-        elif y == self.height - 1:
-            text = "ms"
-        else:
-            text = ""
-        return text.rjust(LABEL_WIDTH - 1) + " "
+        if y == self.rows:
+            return " " * (LABEL_WIDTH - 1) + self.glyphs["corner"]
+        value = self.ticks().get(y)
+        text = "" if value is None else f"{value:g}"
+        return text.rjust(LABEL_WIDTH - 1)[-(LABEL_WIDTH - 1):] + self.glyphs["y_axis"]
+
+    def grade_label(self, y: int) -> str:
+        g = self._line_rows.get(y)
+        return (" " if g is None else f" +{g:.0f}").ljust(GRADE_WIDTH)[:GRADE_WIDTH]
+
+    def tick_seconds(self) -> float:
+        """Seconds between two time ticks: at least MIN_TICK_COLS columns apart."""
+        return float(next((t for t in TICK_SECONDS if t / self.bucket >= MIN_TICK_COLS),
+                          TICK_SECONDS[-1]))
+
+    def time_axis(self) -> str:
+        """The time axis under the data columns: a tick every tick_seconds(),
+        each labelled with its age ("-10s"; "now" at the newest column), the
+        label left of its tick; a tick whose label does not fit whole is left
+        out."""
+        chars = [self.glyphs["x_axis"]] * self.cols
+        if self.cur is None:
+            return "".join(chars)
+        every = self.tick_seconds()
+        ticks = []
+        for i in range(int(self.cols * self.bucket / every) + 1):
+            x = self.column(self.cur - round(i * every / self.bucket))
+            if x is not None:
+                ticks.append((x, "now" if i == 0 else f"-{i * every:g}s"))
+        taken: set[int] = set()
+        for x, text in ticks:
+            span = range(x - len(text) - 1, x + 1)  # a space, the label, the tick
+            if span.start < 0 or taken.intersection(span):
+                continue
+            taken.update(span)
+            chars[span.start:x + 1] = " " + text + self.glyphs["tick"]
+        return "".join(chars)
 
     def glyph(self, x: int, y: int) -> tuple[str, str]:
         """(character, style key) at data column x, row y."""
@@ -196,7 +251,7 @@ class PlotModel:
                 return self.glyphs[series], series
             if cell.lost and y == 0:
                 return self.glyphs["loss"], "loss"
-        if y in self.line_rows() and x % 2 == 0:
+        if y in self._line_rows and x % 2 == 0:
             return self.glyphs["line"], "line"
         return " ", ""
 
@@ -208,6 +263,10 @@ class PlotModel:
         cached = self._runs.get(y)
         if cached is not None:
             return cached
+        if y >= self.rows:
+            runs = [(self.label(y) + self.time_axis() + " " * GRADE_WIDTH, "label")]
+            self._runs[y] = runs
+            return runs
         if self._grid is None:
             self._grid = [self._column(x) for x in range(self.cols)]
         runs: list[tuple[str, str]] = [(self.label(y), "label")]
@@ -219,6 +278,7 @@ class PlotModel:
                 runs[-1] = (runs[-1][0] + ch, style)
             else:
                 runs.append((ch, style))
+        runs.append((self.grade_label(y), "grade"))
         self._runs[y] = runs
         return runs
 
@@ -229,7 +289,7 @@ class PlotModel:
 class LatencyPlot(Widget):
     """The widget: feeds snapshots to a PlotModel, repaints only dirty columns."""
 
-    DEFAULT_CSS = "LatencyPlot { height: 1fr; min-height: 3; }"
+    DEFAULT_CSS = "LatencyPlot { height: 1fr; min-height: 4; }"
 
     def __init__(self, bucket: float = 1.0, sweep: bool = False, ascii_only: bool = True,
                  **kwargs) -> None:
@@ -247,13 +307,16 @@ class LatencyPlot(Widget):
                 self.model.add(series.name, series.new)
         tunnel = snapshot.get("tunnel")
         self.model.set_baseline(tunnel.idle_ms if tunnel else None)
+        before = self.model.cur
         self.model.advance(snapshot.now)
         dirty = self.model.take_dirty()
         if dirty is None:
             self.refresh()
-        else:
-            for x in sorted(dirty):
-                self.refresh(Region(LABEL_WIDTH + x, 0, 1, self.model.height))
+            return
+        for x in sorted(dirty):
+            self.refresh(Region(LABEL_WIDTH + x, 0, 1, self.model.rows))
+        if self.model.cur != before:  # the time axis's labels moved
+            self.refresh(Region(LABEL_WIDTH, self.model.rows, self.model.cols, 1))
 
     def _style(self, key: str) -> Style:
         if key not in self._styles:

@@ -9,6 +9,13 @@ import sys
 from collections.abc import MutableMapping
 from dataclasses import dataclass
 
+# What the console profile draws: 16 colours (TEXTUAL_COLOR_SYSTEM=standard,
+# an ANSI theme) and the glyphs of the VGA font the Linux console has built in
+# (code page 437, mapped from Unicode by the kernel's default map): ASCII, and
+# of the block elements only the lower half and the full block (the
+# sparklines' bars; the eighth blocks Textual draws are not in the font).
+# Borders and the plot are ASCII.
+CONSOLE_BLOCKS = "\u2584\u2588"
 CONSOLE_TERMS = ("linux", "vt100", "vt102", "vt220", "dumb")
 CONSOLE_TTY = re.compile(r"^/dev/(tty[0-9]+|ttyS[0-9]+|ttyAMA[0-9]+|ttyUSB[0-9]+|hvc[0-9]+)$")
 

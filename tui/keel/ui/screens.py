@@ -11,20 +11,23 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Static
 from textual.worker import Worker, get_current_worker
 
-from keel.metrics.snapshots import LatencySnapshot
+from keel.metrics.snapshots import LatencySnapshot, TunnelSnapshot
 from keel.selftest.events import Event, Failed, Progress, Sample
 from keel.selftest.results import TestResult
 from keel.ui import panels, signals
 from keel.ui.bigtext import big_text
+from keel.ui.frame import Frame
 from keel.ui.lines import LinesPanel
 from keel.ui.plot import LatencyPlot
 from keel.ui.selftest import Outcome, RecommendedRates, failure, outcome
 from keel.ui.selftest_latency import SelfTestLatency
+from keel.ui.spark import RateSparkline
 
 if TYPE_CHECKING:
     from keel.ui.app import KeelApp
@@ -145,26 +148,87 @@ class Footer(Static):
 
 
 class DashboardScreen(PollingScreen):
+    """The panels under border titles: NOW (the verdict) on top, TUNNEL (rx/tx
+    sparklines) beside CPU, LATENCY (the plot) taking the height left, CAKE
+    beside TUNING. At 80x24 on the console every panel fits; a larger
+    terminal gives its room to the plot and the sparklines."""
+
     POLLS = ("tunnel", "cpu", "latency", "cake", "tuning", "verdict")
     PANELS: ClassVar[dict[str, Callable[[Any], list[Text]]]] = {
         "verdict": panels.verdict_lines, "tunnel": panels.tunnel_lines,
         "cpu": panels.cpu_lines, "cake": panels.cake_lines, "tuning": panels.tuning_lines}
     KEYS = "[s]elftest [v]erdicts [c]onfig [h]istory [p] access [!] shell [r] poll [q]uit"
+    # scoped to the screen; keel.tcss's LinesPanel rule (the app's CSS) wins
+    # over these, so the rate labels' width is set on them
+    DEFAULT_CSS = """
+    DashboardScreen .band { height: auto; }
+    DashboardScreen #tunnel-box, DashboardScreen #cake-box { width: 1fr; }
+    DashboardScreen #cpu-box { width: 42; }
+    DashboardScreen #tuning-box { width: 30; }
+    DashboardScreen #cpu-box.console { width: 34; }
+    DashboardScreen #tuning-box.console { width: 26; }
+    DashboardScreen .rate { height: auto; }
+    DashboardScreen RateSparkline { height: 2; }
+    DashboardScreen RateSparkline.console { height: 1; }
+    DashboardScreen #rx-spark > .sparkline--max-color { color: $success; }
+    DashboardScreen #tx-spark > .sparkline--max-color { color: $warning; }
+    """
 
     def compose(self) -> ComposeResult:
-        yield LinesPanel(id="verdict")
-        yield LinesPanel(id="tunnel")
-        yield LinesPanel(id="cpu")
-        yield LinesPanel(id="latency")
-        yield self.make_plot()
-        yield LinesPanel(id="cake")
-        yield LinesPanel(id="tuning")
+        console = self.keel.profile.console
+
+        def frame(name: str, side: bool = False, grow: bool = False) -> Frame:
+            return Frame(panels.TITLES[name], console=console, side=side, grow=grow,
+                         id=f"{name}-box")
+
+        with frame("verdict"):
+            yield LinesPanel(id="verdict")
+        with Horizontal(classes="band"):
+            with frame("tunnel"):
+                for name in ("rx", "tx"):
+                    with Horizontal(classes="rate"):
+                        label = LinesPanel(id=f"{name}-rate")
+                        label.styles.width = len(panels.tunnel_rate(name, 1e9)[0]) + 1
+                        yield label
+                        yield RateSparkline(ascii_only=console, id=f"{name}-spark",
+                                            classes="console" if console else "")
+                yield LinesPanel(id="tunnel")
+            with frame("cpu", side=True):
+                yield LinesPanel(id="cpu")
+        with frame("latency", grow=True):
+            yield LinesPanel(id="latency")
+            yield self.make_plot()
+        with Horizontal(classes="band"):
+            with frame("cake"):
+                yield LinesPanel(id="cake")
+            with frame("tuning", side=True):
+                yield LinesPanel(id="tuning")
         yield Footer(self.KEYS, id="footer")
 
     def on_mount(self) -> None:
         for name, render in self.PANELS.items():
             self.query_one(f"#{name}", LinesPanel).set_lines(render(None))
         self.query_one("#latency", LinesPanel).set_lines(panels.latency_lines(None, {}))
+        self.show_rates(None)
+
+    def show(self, name: str, snapshot: Any) -> None:
+        super().show(name, snapshot)
+        if name == "tunnel":
+            self.show_rates(snapshot)
+
+    def show_rates(self, snapshot: TunnelSnapshot | None) -> None:
+        """The tunnel's rx and tx now, beside their sparklines (the history
+        the collector keeps in the snapshot)."""
+        now = panels.tunnel_rates(snapshot)
+        history = (() if snapshot is None else snapshot.rx_history,
+                   () if snapshot is None else snapshot.tx_history)
+        for name, bps, data in zip(("rx", "tx"), now, history, strict=True):
+            self.query_one(f"#{name}-rate", LinesPanel).set_lines(panels.tunnel_rate(name, bps))
+            self.query_one(f"#{name}-spark", RateSparkline).data = data
+        span = self.query_one("#rx-spark", RateSparkline).span()
+        title = panels.TITLES["tunnel"]
+        self.query_one("#tunnel-box", Frame).title = \
+            f"{title}  bit/s, last {span} s" if span else title
 
 
 class VerdictsScreen(PollingScreen):
@@ -251,6 +315,7 @@ class SelfTestScreen(PollingScreen):
 
     POLLS = ()
     NO_SAMPLES = "the test's own probes, while a test runs"
+    LATENCY_TITLE = "LATENCY  ms, the test's own probes"
     KEYS = "[t]hroughput [b]ufferbloat [c]ompare CAKE on/off [m]tu [a]pply rates [esc] back"
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("t", "run('throughput')", "throughput"),
@@ -273,8 +338,10 @@ class SelfTestScreen(PollingScreen):
     def compose(self) -> ComposeResult:
         yield Static(Text("SELF-TEST  against the WireGuard peer", style="bold"), id="st-title")
         yield LinesPanel(id="st-status")
-        yield LinesPanel(id="latency")
-        yield self.make_plot()
+        with Frame(self.LATENCY_TITLE, console=self.keel.profile.console, grow=True,
+                   id="latency-box"):
+            yield LinesPanel(id="latency")
+            yield self.make_plot()
         with Static(id="st-result"):
             yield LinesPanel(id="grade")
             yield LinesPanel(id="summary")
