@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
 from textual.app import App, SuspendNotSupported
@@ -79,6 +80,7 @@ class KeelApp(App):
         Binding("p", "access", "access"),
         Binding("c", "settings", "settings"),
         Binding("h", "revisions", "revisions"),
+        Binding("w", "setup", "setup wizard"),
         Binding("exclamation_mark,f10", "shell", "shell"),
         Binding("r", "poll_now", "poll now"),
     ]
@@ -88,7 +90,8 @@ class KeelApp(App):
                  keep: KeepApplied | None = None,
                  shell: RootShell | None = None, intervals: Mapping[str, float] | None = None,
                  password_delay: float = 2.0, quit_after: float | None = None,
-                 passwords: PasswordStore | None = None, key_store: KeyStore | None = None
+                 passwords: PasswordStore | None = None, key_store: KeyStore | None = None,
+                 user_config: Path | None = None, setup: Callable[[bool], Any] | None = None
                  ) -> None:
         super().__init__(ansi_color=profile.console)
         self.collectors = dict(collectors)
@@ -103,6 +106,9 @@ class KeelApp(App):
         self.latency_running = False
         self.passwords = passwords or PasswordStore()
         self.key_store = key_store or KeyStore()
+        # first boot: the setup wizard when this file is absent (None: never)
+        self.user_config = user_config
+        self.make_setup = setup
 
     def interval(self, name: str) -> float:
         default = {"tuning": self.profile.data_interval * 5,
@@ -119,9 +125,23 @@ class KeelApp(App):
         self.resume_latency()
         if self.passwords.needs_asking():  # first boot: before anything else
             self.push_screen(SetPasswordScreen(self.passwords), self._password_answered)
+        else:
+            self._first_boot_setup()
 
     def _password_answered(self, set_: bool | None) -> None:
         self.say("root password set" if set_ else "no root password: [p] sets one later")
+        self._first_boot_setup()
+
+    def _first_boot_setup(self) -> None:
+        """No user config yet: the setup wizard (after root's password)."""
+        if self.user_config is not None and not self.user_config.exists():
+            self.action_setup(first_boot=True)
+
+    def action_setup(self, first_boot: bool = False) -> None:
+        from keel.ui.setup import SetupScreen, setup_screen
+
+        if not isinstance(self.screen, SetupScreen):
+            self.push_screen((self.make_setup or setup_screen)(first_boot))
 
     def action_settings(self) -> None:
         from keel.ui.settings import SettingsScreen, settings_screen

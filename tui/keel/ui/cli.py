@@ -36,10 +36,11 @@ def run_tui(args: argparse.Namespace) -> int:
         app = KeelApp(fake_collectors(), profile, runner=FakeSelfTestRunner(delay=1.0),
                       apply_rates=lambda r: "fake: rates not applied", quit_after=args.seconds)
     else:
+        from keel.model.reading import USER_CONFIG
         from keel.ui.selftest_runner import KeelSelfTestRunner
 
         app = KeelApp(real_collectors(), profile, runner=KeelSelfTestRunner(),
-                      quit_after=args.seconds)
+                      quit_after=args.seconds, user_config=USER_CONFIG)
     app.run(mouse=profile.mouse)
     return app.return_code or 0
 

@@ -1,0 +1,292 @@
+"""Pilot tests of the first-boot setup wizard at 80x24 on the console
+profile, by keystrokes: a whole edge to the apply-with-confirm countdown, a
+hub that pairs after its setup, an invalid value (the loader's message, then
+the fix), and the wizard coming up only when there is no user config.
+keel's commands go to a fake `run` and the NICs are given: no system is
+touched. Snapshots of the NIC step at 80x24 (console) and 120x40."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from keel.apply.rates import KEEL
+from keel.config.load import parse_config
+from keel.parse.ipaddr import Nic
+from keel.state.revisions import RevisionStore
+from keel.ui.profile import CONSOLE, MODERN
+from keel.ui.screens import SelfTestScreen
+from keel.ui.settings import ConfigActions, CountdownScreen, ReviewScreen
+from keel.ui.setup import PairingScreen, SetupScreen
+from tests.ui.uihelpers import asynctest, make_app, screen_lines, settle
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED_TEXT = (ROOT / "overlay/etc/keel/keel.toml").read_text()
+SHIPPED = parse_config(SHIPPED_TEXT).config
+KEY = "HlOu1tgN6jIPCqo/B9y+b7TT1bltyagEMGZGjSZNPVI="
+PLAN = "address: wan eth0 by dhcp"
+NICS = [Nic("ens3", "52:54:00:12:34:01", "no carrier", ()),
+        Nic("ens4", "52:54:00:12:34:02", "up", ("192.0.2.10/24", "2001:db8::10/64"),
+            driver="virtio_net"),
+        Nic("ens5", "52:54:00:12:34:03", "up", (), driver="e1000e")]
+VPS_NIC = [Nic("eth0", "fa:16:3e:00:00:07", "up", ("198.51.100.7/32",), driver="virtio_net")]
+
+
+class FakeKeel:
+    """`python -m keel.cli ...` as a list of the commands asked for."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def __call__(self, argv: list[str]) -> subprocess.CompletedProcess:
+        assert argv[:len(KEEL)] == list(KEEL)
+        command = argv[len(KEEL):]
+        self.calls.append(command)
+        out = {"apply": PLAN if "--dry-run" in command else
+               "applied; rolls back in 120 s unless `keel confirm` comes first",
+               "confirm": "confirmed", "rollback": "rolled back"}[command[0]]
+        return subprocess.CompletedProcess(argv, 0, stdout=out + "\n", stderr="")
+
+    def commands(self) -> list[str]:
+        return [" ".join(c) for c in self.calls]
+
+
+class FakePairing:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, str]] = []
+
+    def __call__(self, role, hub, code, say):
+        self.calls.append((role, hub, code))
+        say("    code   1234-5678")
+        say("on the edge: keel pair 198.51.100.7 1234-5678")
+        return True, "paired: the tunnel is up and kept"
+
+
+def text_of(app) -> str:
+    text = "\n".join(screen_lines(app))
+    assert text.isascii()  # the console profile draws nothing outside ASCII
+    return text
+
+
+def wizard(tmp_path, fake: FakeKeel, nics=NICS, pair=None, first_boot=True) -> SetupScreen:
+    actions = ConfigActions(run=fake, proposed=tmp_path / "run" / "proposed.toml")
+    return SetupScreen(SHIPPED, nics, actions=actions,
+                       revisions=RevisionStore(tmp_path / "revisions"),
+                       pair=pair or FakePairing(), first_boot=first_boot)
+
+
+async def open_wizard(app, pilot, screen: SetupScreen) -> SetupScreen:
+    app.push_screen(screen)
+    await settle(pilot)
+    return screen
+
+
+async def keys(pilot, *typed: str) -> None:
+    """Each argument: a key name ("enter", "down"), or text typed a
+    character at a time."""
+    for item in typed:
+        if len(item) > 1 and item not in ("enter", "down", "up", "tab", "escape"):
+            await pilot.press(*item)
+        else:
+            await pilot.press(item)
+        await settle(pilot)
+
+
+def title(app) -> str:
+    return screen_lines(app)[0]
+
+
+@asynctest
+async def test_an_edge_by_keystrokes_to_the_countdown(tmp_path):
+    fake = FakeKeel()
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_wizard(app, pilot, wizard(tmp_path, fake))
+        text = text_of(app)
+        assert "step 1/7: What is this router?  (first boot)" in text
+        assert "(*) edge" in text and "( ) hub" in text
+        await keys(pilot, "enter")  # edge
+
+        assert "step 2/7: Which NIC is which?" in title(app)
+        text = text_of(app)
+        assert "52:54:00:12:34:02" in text and "virtio_net" in text and "no carrier" in text
+        assert "192.0.2.10/24" in text
+        # DHCP gave ens4 an address: it is the WAN; the LAN is the first other
+        assert (screen.answers.wan_interface, screen.answers.lan_interface) == ("ens4", "ens3")
+        await keys(pilot, "down", "l")  # the LAN on the e1000e
+        assert (screen.answers.wan_interface, screen.answers.lan_interface) == ("ens4", "ens5")
+        await keys(pilot, "enter")
+
+        assert "step 3/7" in title(app)
+        await keys(pilot, "enter")  # DHCP
+        assert "step 4/7: The LAN" in title(app)
+        assert "192.168.77.1/24" in text_of(app) and "192.168.77.100" in text_of(app)
+        await keys(pilot, "enter", "enter", "enter")  # the defaults
+
+        assert "step 5/7: The WireGuard tunnel" in title(app)
+        assert "( ) pair with the hub" in text_of(app)
+        await keys(pilot, "up", "enter")  # by hand
+        assert "wireguard.peer[0].public_key: invalid key" in text_of(app)
+        await keys(pilot, "enter")  # the tunnel address: 10.77.0.2/24
+        await keys(pilot, KEY, "enter", "203.0.113.2:51820", "enter", "enter")
+
+        assert "step 6/7: Shaping" in title(app)
+        assert "( ) measure: the throughput self-test" in text_of(app)
+        await keys(pilot, "up", "enter")  # rates by hand
+        await keys(pilot, "4500", "enter", "18000", "enter")
+
+        assert "step 7/7: Review and apply" in title(app)
+        text = text_of(app)
+        assert "LAN        ens5 192.168.77.1/24" in text
+        assert "peer       HlOu1tgN6j... at 203.0.113.2:51820" in text
+        await keys(pilot, "enter")
+        assert isinstance(app.screen, ReviewScreen)
+        text = text_of(app)
+        assert '-wan.interface = "eth0"' in text and '+wan.interface = "ens4"' in text
+        assert "+wan.shaping.upload_kbit = 4500" in text and PLAN in text
+        proposed = tmp_path / "run" / "proposed.toml"
+        cfg = parse_config(proposed.read_text()).config
+        assert (cfg.wan.interface, cfg.lan.interface, cfg.wireguard.enabled) == (
+            "ens4", "ens5", True)
+        assert cfg.wireguard.peer[0].public_key == KEY
+        assert (cfg.wan.shaping.upload_kbit, cfg.wan.shaping.download_kbit) == (4500, 18000)
+
+        await keys(pilot, "y")
+        assert isinstance(app.screen, CountdownScreen)
+        assert fake.commands() == [f"apply --dry-run {proposed}",
+                                   f"apply --confirm 120 {proposed}"]
+        assert "KEEP THESE SETTINGS?" in text_of(app)
+        await keys(pilot, "y")
+        assert fake.commands()[-1] == "confirm"
+        await keys(pilot, "enter")
+        assert not isinstance(app.screen, (SetupScreen, CountdownScreen, ReviewScreen))
+
+
+@asynctest
+async def test_a_hub_on_a_vps_pairs_after_its_setup(tmp_path):
+    fake, pairing = FakeKeel(), FakePairing()
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_wizard(app, pilot, wizard(tmp_path, fake, VPS_NIC, pairing))
+        await keys(pilot, "down", "enter")  # hub
+        assert "step 2/6" in title(app)  # no LAN step
+        assert "WAN eth0" in text_of(app)
+        await keys(pilot, "l")
+        assert "a hub has one NIC: no LAN" in text_of(app)
+        await keys(pilot, "enter")
+        await keys(pilot, "down", "enter")  # static: a VPS's /32, the gateway on-link
+        await keys(pilot, "198.51.100.7/32", "enter", "198.51.100.1", "enter")
+        assert "step 4/6: The WireGuard tunnel" in title(app)
+        await keys(pilot, "up", "up", "enter")  # pair
+        text = text_of(app)
+        assert "pairing: once this setup is applied, the hub shows a one-time code" in text
+        assert screen.answers.tunnel_address == "10.77.0.1/24"
+        await keys(pilot, "enter", "enter")  # address, port
+        assert "step 5/6: Shaping" in title(app)
+        await keys(pilot, "enter")  # off
+        text = text_of(app)
+        assert "WAN        eth0 static 198.51.100.7/32 via 198.51.100.1" in text
+        assert "a hub also opens SSH on the WAN" in text
+        await keys(pilot, "enter")
+        assert isinstance(app.screen, ReviewScreen)
+        text = text_of(app)
+        assert "-lan.interface" in text and '+wan.address = "198.51.100.7/32"' in text
+        await keys(pilot, "y", "y", "enter")
+        assert isinstance(app.screen, PairingScreen)
+        assert pairing.calls == [("hub", "", "")]
+        text = text_of(app)
+        assert "code   1234-5678" in text and "paired: the tunnel is up and kept" in text
+        await keys(pilot, "enter")
+        assert not isinstance(app.screen, (PairingScreen, SetupScreen))
+
+
+@asynctest
+async def test_an_invalid_value_its_message_then_the_fix(tmp_path):
+    fake = FakeKeel()
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_wizard(app, pilot, wizard(tmp_path, fake))
+        await keys(pilot, "enter", "enter", "enter", "enter")  # to the LAN's DHCP start
+        field = screen.query_one("#a-dhcp_start")
+        assert field.has_focus
+        field.value = ""
+        await keys(pilot, "192.168.78.100")
+        text = text_of(app)
+        assert "lan.dhcp_start: not inside the LAN 192.168.77.0/24" in text
+        assert field.has_class("invalid")
+        await keys(pilot, "enter", "enter")  # dhcp_end, then: not on
+        assert "step 4/7" in title(app)
+        assert "1 problem to fix first: lan.dhcp_start: not inside" in text_of(app)
+        assert screen.query_one("#a-dhcp_start").has_focus
+        field.value = ""
+        await keys(pilot, "192.168.77.50")
+        assert "not inside" not in text_of(app) and not field.has_class("invalid")
+        await keys(pilot, "enter", "enter")
+        assert "step 5/7" in title(app)
+        assert fake.calls == []
+
+
+@asynctest
+async def test_a_kept_setup_with_the_self_test_runs_it(tmp_path):
+    fake = FakeKeel()
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_wizard(app, pilot, wizard(tmp_path, fake))
+        await keys(pilot, "enter", "enter", "enter", "enter", "enter", "enter")
+        await keys(pilot, "up", "enter", "enter", KEY, "enter", "203.0.113.2:51820",
+                   "enter", "enter")
+        await keys(pilot, "up", "up", "enter")  # measure
+        assert screen.answers.shaping == "selftest"
+        assert "off until the self-test after setup" in text_of(app)
+        await keys(pilot, "enter", "y", "y", "enter")
+        assert isinstance(app.screen, SelfTestScreen)
+        await settle(pilot)
+        assert app.runner.started[-1][0] == "throughput"
+        assert "[a] apply" in text_of(app)
+
+
+def _first_boot_app(tmp_path, user: Path):
+    fake = FakeKeel()
+    return make_app(user_config=user,
+                    setup=lambda first: wizard(tmp_path, fake, first_boot=first))
+
+
+@asynctest
+async def test_no_user_config_brings_the_wizard_an_existing_one_does_not(tmp_path):
+    user = tmp_path / "data" / "keel.toml"
+    app = _first_boot_app(tmp_path, user)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, SetupScreen) and app.screen.first_boot
+        await keys(pilot, "escape")  # leave it: a question first
+        await keys(pilot, "y")
+        assert not isinstance(app.screen, SetupScreen)
+        await keys(pilot, "w")  # the dashboard's key opens it again
+        assert isinstance(app.screen, SetupScreen)
+
+    user.parent.mkdir(parents=True)
+    user.write_text(SHIPPED_TEXT)
+    app = _first_boot_app(tmp_path, user)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert not isinstance(app.screen, SetupScreen)
+
+
+# --- snapshots -------------------------------------------------------------------------
+
+def _nic_step(tmp_path):
+    async def run_before(pilot) -> None:
+        await open_wizard(pilot.app, pilot, wizard(tmp_path, FakeKeel()))
+        await pilot.press("enter")
+        await settle(pilot)
+    return run_before
+
+
+def test_nic_step_console_80x24(snap_compare, tmp_path):
+    assert snap_compare(make_app(CONSOLE), terminal_size=(80, 24),
+                        run_before=_nic_step(tmp_path))
+
+
+def test_nic_step_modern_120x40(snap_compare, tmp_path):
+    assert snap_compare(make_app(MODERN), terminal_size=(120, 40),
+                        run_before=_nic_step(tmp_path))

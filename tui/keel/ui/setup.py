@@ -1,0 +1,579 @@
+"""The first-boot setup wizard (keel.ui.setup_model renders here): the
+role, the NICs, the WAN, the LAN, the tunnel, shaping; each value checked as
+it is typed by the loader itself; then the settings screens' own review
+(diff + `keel apply --dry-run`) and apply with confirm. Once kept: pairing
+(keel pair) when chosen, then the throughput self-test when chosen.
+
+Keys only, 80x24, ASCII: [enter] takes a choice or a value and goes on,
+[tab] moves between fields, [esc] goes back a step."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import DataTable, Input, RadioButton, RadioSet, Static
+
+from keel.apply.rates import CONFIRM_SECONDS
+from keel.config.dump import to_toml
+from keel.config.errors import ConfigError
+from keel.config.schema import Config
+from keel.parse.ipaddr import Nic
+from keel.state.revisions import RevisionStore
+from keel.ui import settings_model
+from keel.ui import setup_model as model
+from keel.ui.screens import ConfirmScreen, Footer, MessageScreen
+from keel.ui.settings import KEPT, ConfigActions, ReviewScreen
+
+ReadNics = Callable[[], Sequence[Nic]]
+Say = Callable[[str], None]
+PairAfterSetup = Callable[[str, str, str, Say], tuple[bool, str]]
+
+
+# --- the pairing hook ---------------------------------------------------------------
+
+def pair_after_setup(role: str, hub: str, code: str, say: Say) -> tuple[bool, str]:
+    """THE PAIRING HOOK: pair this router with the other keel router, once
+    the setup is applied and kept. Called in a worker thread (it blocks:
+    the hub waits up to 10 min for the edge; each side applies the paired
+    config with confirm and keeps it once the first handshake happened).
+    `role` "hub" or "edge"; `hub` HUB[:PORT] and `code` (the edge's
+    answers; "" on a hub); `say(line)` shows a line of progress (the hub's
+    code). Returns (paired?, the last thing to say)."""
+    try:
+        from keel.pair import run
+    except ImportError:
+        return False, model.PAIRING_NOTE
+    sides = run.Sides(say=say)
+    try:
+        rc = run.pair_hub(sides) if role == "hub" else run.pair_edge(hub, code, sides)
+    except Exception as err:  # keel pair's own one-line reasons: shown, never a crash
+        return False, f"not paired: {err}"
+    return rc == 0, ("paired: the tunnel is up and kept" if rc == 0 else
+                     "not paired: no handshake, the pairing rolls back by itself")
+
+
+def read_nics() -> list[Nic]:
+    from keel.system.nics import read_nics as read
+
+    return read()
+
+
+# --- widgets --------------------------------------------------------------------------
+
+class Choice(RadioButton):
+    """A radio button drawn "(*)" / "( )": ASCII, and on or off without colour."""
+
+    @property
+    def _button(self) -> Content:
+        return Content("(*)" if self.value else "( )")
+
+
+class ChoiceSet(RadioSet):
+    """Up/down choose, [space] takes, [enter] takes and goes on."""
+
+    BINDINGS: ClassVar[list[Binding]] = [Binding("enter", "take", "take and go on",
+                                                 show=False)]
+
+    class Taken(Message):
+        def __init__(self, choice_set: ChoiceSet, key: str) -> None:
+            super().__init__()
+            self.choice_set, self.key = choice_set, key
+
+    def __init__(self, name: str, options: dict[str, str], value: str, **kwargs: Any) -> None:
+        super().__init__(*(Choice(label, value=key == value, name=key)
+                           for key, label in options.items()),
+                         compact=True, **kwargs)
+        self.keys = list(options)
+        self.answer = name
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._highlight_pressed)
+
+    def _highlight_pressed(self) -> None:
+        """The cursor starts on the choice in force (RadioSet starts on the first)."""
+        if self.pressed_index >= 0:
+            self._selected = self.pressed_index
+
+    def action_take(self) -> None:
+        """The highlighted choice, taken (the Taken message carries it: the
+        set's own Changed comes later)."""
+        index = self._selected if self._selected is not None else self.pressed_index
+        if index is None or index < 0:
+            return
+        if index != self.pressed_index:
+            self.action_toggle_button()
+        self.post_message(self.Taken(self, self.keys[index]))
+
+
+class NicTable(DataTable):
+    """The NICs; [w] makes the one under the cursor the WAN, [l] the LAN."""
+
+    BINDINGS: ClassVar[list[Binding]] = [
+        Binding("w", "pick('wan')", "WAN", show=False),
+        Binding("l", "pick('lan')", "LAN", show=False)]
+
+    class Picked(Message):
+        def __init__(self, which: str, name: str) -> None:
+            super().__init__()
+            self.which, self.name = which, name
+
+    def action_pick(self, which: str) -> None:
+        if self.row_count:
+            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+            self.post_message(self.Picked(which, str(key)))
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+NIC_COLUMNS = (("use", 4), ("name", 10), ("MAC", 18), ("driver", 11), ("link", 11),
+               ("addresses", 24))
+
+
+# --- the wizard -----------------------------------------------------------------------
+
+class SetupScreen(Screen[None]):
+    """One step at a time; each answer checked by the loader as it changes,
+    the message (key path: reason) under it; [enter] goes on only when the
+    step's answers are valid. The last step reviews and applies through the
+    settings screens' ReviewScreen."""
+
+    BINDINGS: ClassVar[list[Binding]] = [
+        Binding("escape", "back", "back"),
+        Binding("enter", "next", "next", show=False),  # where no field takes it
+        # the app's one-letter keys do nothing here (no quitting by a stray
+        # key on a choice or the NIC table)
+        Binding("q,s,v,p,r,c,h,w,exclamation_mark", "nothing", show=False),
+    ]
+    CSS = """
+    SetupScreen #setup-title { height: 1; text-style: bold; }
+    SetupScreen #setup-body { height: 1fr; scrollbar-size: 0 0; }
+    SetupScreen .step-doc { color: $text-muted; }
+    SetupScreen .ask { height: auto; }
+    SetupScreen .row { height: auto; }
+    SetupScreen .label { width: 16; }
+    SetupScreen .help { color: $text-muted; padding-left: 16; }
+    SetupScreen .error { color: $error; text-style: bold; padding-left: 2; display: none; }
+    SetupScreen .error.shown { display: block; }
+    SetupScreen Input { height: 1; width: 1fr; border: none; padding: 0; }
+    SetupScreen Input:focus { border: none; text-style: bold; }
+    SetupScreen Input.invalid { color: $error; }
+    SetupScreen ChoiceSet { border: none; padding: 0; height: auto; width: 1fr; }
+    SetupScreen ChoiceSet:focus { border: none; }
+    SetupScreen NicTable { height: auto; max-height: 8; scrollbar-size: 0 0; }
+    SetupScreen #setup-problems { color: $error; height: auto; display: none; }
+    SetupScreen #setup-problems.shown { display: block; }
+    """
+    KEYS = "[enter] next  [tab] next field  [esc] back"
+    NIC_KEYS = "[w] WAN  [l] LAN (the row under the cursor)  [enter] next  [esc] back"
+    LAST_KEYS = "[enter] review the change and apply it  [esc] back"
+
+    def __init__(self, config: Config, nics: Sequence[Nic] | None = None,
+                 read: ReadNics | None = None, actions: ConfigActions | None = None,
+                 revisions: RevisionStore | None = None,
+                 pair: PairAfterSetup | None = None, first_boot: bool = False,
+                 confirm_s: float = CONFIRM_SECONDS, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.config = config
+        self.base_text = to_toml(config)
+        self.base = settings_model.as_dict(config)
+        self.read = read or read_nics
+        self.nics: list[Nic] = list(nics) if nics is not None else []
+        self.nics_read = nics is not None
+        self.actions = actions or ConfigActions()
+        self.revisions = revisions if revisions is not None else RevisionStore()
+        self.pair = pair or pair_after_setup
+        self.first_boot, self.confirm_s = first_boot, confirm_s
+        self.answers = model.from_config(config, self.nics)
+        self.verdict = model.check(self.answers, self.base)
+        self.step = "role"
+        self.nic_error = ""
+        self.blocked = False  # the footer says what keeps the step from going on
+
+    # composing
+    def compose(self) -> ComposeResult:
+        yield Static("", id="setup-title", markup=False)
+        body = VerticalScroll(id="setup-body")
+        body.can_focus = False
+        yield body
+        yield Static("", id="setup-problems", markup=False)
+        yield Footer(self.KEYS, id="footer")
+
+    async def on_mount(self) -> None:
+        if not self.nics_read:
+            self._read_nics()
+        await self.show_step("role")
+
+    @work(thread=True, exclusive=True, group="setup-nics", exit_on_error=False)
+    def _read_nics(self) -> None:
+        try:
+            nics, error = list(self.read()), ""
+        except OSError as err:
+            nics, error = [], f"cannot list the NICs: {err}"
+        self.app.call_from_thread(self._nics_read, nics, error)
+
+    async def _nics_read(self, nics: list[Nic], error: str) -> None:
+        self.nics, self.nics_read, self.nic_error = nics, True, error
+        self.answers = model.default_nics(self.answers, nics)
+        self.recheck()
+        if self.is_attached and self.step == "nics":
+            await self.show_step("nics")
+
+    @property
+    def steps(self) -> list[str]:
+        return model.steps(self.answers)
+
+    async def show_step(self, step: str, focus: str | None = None) -> None:
+        """Draw a step (again: a choice can change what it asks)."""
+        self.step = step
+        steps = self.steps
+        number = steps.index(step) + 1
+        title = f"SETUP  step {number}/{len(steps)}: {model.TITLES[step]}"
+        if self.first_boot and step == "role":
+            title += "  (first boot)"
+        self.query_one("#setup-title", Static).update(title)
+        body = self.query_one("#setup-body", VerticalScroll)
+        await body.remove_children()
+        await body.mount_all(list(self._widgets(step)))
+        keys = self.NIC_KEYS if step == "nics" else self.LAST_KEYS if step == "done" else \
+            self.KEYS
+        footer = self.query_one(Footer)
+        footer.keys = keys
+        footer.update(Text(keys))
+        self.recheck()
+        target = None
+        if focus:
+            target = next(iter(self.query(f"#a-{focus}")), None)
+        if target is None:
+            target = next(iter(body.query("ChoiceSet, NicTable, Input")), None)
+        if target is not None:
+            target.focus()
+
+    def _widgets(self, step: str) -> list[Widget]:
+        a = self.answers
+        out: list[Widget] = []
+        if step == "nics":
+            out.append(Static(Text(self._nic_doc()), classes="step-doc"))
+        if step == "done":
+            out.append(Static(Text("\n".join(model.summary(a))), id="setup-summary"))
+            if a.role == "hub":
+                out.append(Static(Text(model.HUB_NOTE), classes="step-doc"))
+            out.append(Static(Text("[enter] shows the diff and what will change on the "
+                                   "system; [y] there applies it with confirm"),
+                              classes="step-doc"))
+            return out
+        for ask in model.asks(step, a):
+            out.append(self._ask(ask))
+            if ask.name == "tunnel" and a.tunnel == "pair":
+                note = model.PAIRING_HUB if a.role == "hub" else model.PAIRING_EDGE
+                out.append(Static(Text(note), classes="step-doc", id="pairing-note"))
+        return out
+
+    def _nic_doc(self) -> str:
+        if not self.nics_read:
+            return "reading the NICs (ip addr) ..."
+        if self.nic_error or not self.nics:
+            return (self.nic_error or "no NIC found") + ": the names stay as in the config"
+        want = "the WAN and the LAN" if self.answers.role == "edge" else "the WAN"
+        return f"pick {want}: the WAN is the NIC towards the internet"
+
+    def _ask(self, ask: model.Ask) -> Widget:
+        a = self.answers
+        value = getattr(a, ask.name)
+        wid = f"a-{ask.name}"
+        parts: list[Widget] = []
+        if ask.kind == "choice":
+            parts.append(ChoiceSet(ask.name, model.choices(ask.name, a), value, id=wid))
+        elif ask.kind == "nic":
+            if ask.name == "lan_interface":  # one table picks both
+                return Static("", classes="error", id=f"e-{ask.name}", markup=False)
+            parts.append(self._nic_table())
+        else:
+            parts.append(Horizontal(Static(Text(ask.label), classes="label"),
+                                    Input(value=value, compact=True, id=wid,
+                                          placeholder="(none)"),
+                                    classes="row"))
+            if ask.help:
+                parts.append(Static(Text(ask.help), classes="help"))
+        parts.append(Static("", classes="error", id=f"e-{ask.name}", markup=False))
+        return Vertical(*parts, classes="ask", id=f"q-{ask.name}")
+
+    def _nic_table(self) -> NicTable:
+        table = NicTable(id="a-wan_interface", cursor_type="row", zebra_stripes=False,
+                         cell_padding=0)
+        for label, width in NIC_COLUMNS:
+            table.add_column(label, width=width, key=label)
+        a = self.answers
+        for nic in self.nics:
+            table.add_row(model.nic_use(a, nic.name), _cut(nic.name, 9), nic.mac,
+                          _cut(nic.driver or "-", 10), nic.state,
+                          _cut(", ".join(nic.addresses) or "-", 24), key=nic.name)
+        names = [n.name for n in self.nics]
+        if a.wan_interface in names:
+            table.move_cursor(row=names.index(a.wan_interface))
+        return table
+
+    # answers
+    def _set(self, name: str, value: str) -> bool:
+        """Set an answer; whether the step must be drawn again (what it asks changed)."""
+        before = [x.name for x in model.asks(self.step, self.answers)]
+        choices_before = {x.name: model.choices(x.name, self.answers)
+                          for x in model.asks(self.step, self.answers) if x.kind == "choice"}
+        self.answers = model.set_answer(self.answers, name, value)
+        after = model.asks(self.step, self.answers)
+        redraw = [x.name for x in after] != before or any(
+            model.choices(x.name, self.answers) != choices_before.get(x.name)
+            for x in after if x.kind == "choice") or name == "tunnel"
+        self.recheck()
+        return redraw
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        name = (event.input.id or "").removeprefix("a-")
+        if name in model.BY_NAME and getattr(self.answers, name) != event.value:
+            self._set(name, event.value)
+
+    async def on_radio_set_changed(self, event: RadioSet.Changed) -> None:
+        choice_set = event.radio_set
+        if not isinstance(choice_set, ChoiceSet) or event.pressed.name is None:
+            return
+        if getattr(self.answers, choice_set.answer) == event.pressed.name:
+            return
+        if self._set(choice_set.answer, event.pressed.name):
+            await self.show_step(self.step, focus=choice_set.answer)
+
+    async def on_choice_set_taken(self, event: ChoiceSet.Taken) -> None:
+        name = event.choice_set.answer
+        if getattr(self.answers, name) != event.key and self._set(name, event.key):
+            await self.show_step(self.step, focus=name)
+        await self.next_from(name)
+
+    async def on_nic_table_picked(self, event: NicTable.Picked) -> None:
+        if event.which == "lan" and self.answers.role != "edge":
+            self.say("a hub has one NIC: no LAN")
+            return
+        self.answers = model.pick_nic(self.answers, event.which, event.name)
+        self.recheck()
+        table = self.query_one(NicTable)
+        for nic in self.nics:
+            table.update_cell(nic.name, "use", model.nic_use(self.answers, nic.name))
+
+    async def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        await self.next_step()
+
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
+        await self.next_from((event.input.id or "").removeprefix("a-"))
+
+    # checking
+    def recheck(self) -> None:
+        self.verdict = model.check(self.answers, self.base)
+        if not self.is_attached:
+            return
+        for ask in model.asks(self.step, self.answers):
+            lines = self.verdict.errors.get(ask.name, [])
+            for error in self.query(f"#e-{ask.name}"):
+                error.update("\n".join(lines))  # type: ignore[attr-defined]
+                error.set_class(bool(lines), "shown")
+            for widget in self.query(f"#a-{ask.name}"):
+                widget.set_class(bool(lines), "invalid")
+        general = self.verdict.general
+        if self.step == "done":
+            general = model.step_problems("done", self.answers, self.verdict)
+        box = self.query_one("#setup-problems", Static)
+        box.update("\n".join(general))
+        box.set_class(bool(general), "shown")
+        if self.blocked and not model.step_problems(self.step, self.answers, self.verdict):
+            self.blocked = False  # fixed: the footer's "to fix first" goes
+            footer = self.query_one(Footer)
+            footer.update(Text(footer.keys))
+
+    # moving
+    async def next_from(self, name: str) -> None:
+        """[enter] on an answer: the next answer of the step, or the next step."""
+        names = [x.name for x in model.asks(self.step, self.answers)
+                 if x.name != "lan_interface"]
+        if name in names and names.index(name) + 1 < len(names):
+            later = names[names.index(name) + 1]
+            for widget in self.query(f"#a-{later}"):
+                widget.focus()
+                return
+        await self.next_step()
+
+    async def next_step(self) -> None:
+        problems = model.step_problems(self.step, self.answers, self.verdict)
+        if problems:
+            self.blocked = True
+            count = len(problems)
+            self.say(f"{count} problem{'' if count == 1 else 's'} to fix first: {problems[0]}")
+            first = next((x.name for x in model.asks(self.step, self.answers)
+                          if x.name in self.verdict.errors), None)
+            if first is not None:
+                for widget in self.query(f"#a-{first}"):
+                    widget.focus()
+            return
+        if self.step == "done":
+            self.review()
+            return
+        steps = self.steps
+        await self.show_step(steps[steps.index(self.step) + 1])
+
+    async def action_next(self) -> None:
+        await self.next_step()
+
+    async def action_back(self) -> None:
+        steps = self.steps
+        if self.step in steps and steps.index(self.step) > 0:
+            await self.show_step(steps[steps.index(self.step) - 1])
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.app.pop_screen()
+                self.app.call_later(getattr(self.app, "say", lambda _t: None),
+                                    "setup left: [w] on the dashboard opens it again")
+
+        self.app.push_screen(ConfirmScreen(
+            "Leave the setup? Nothing is applied: the config in force stays.\n"
+            "[w] on the dashboard opens the setup again."), answered)
+
+    def say(self, text: str) -> None:
+        self.query_one(Footer).say(text, 15)
+
+    def action_nothing(self) -> None:
+        self.say("[esc] goes back a step")
+
+    # review and apply: the settings screens' own
+    def review(self) -> None:
+        try:
+            text = model.proposed_text(self.answers, self.base)
+        except ConfigError as err:
+            self.say(f"not reviewed: {err.summary()}")
+            return
+        self.app.push_screen(ReviewScreen(self.base_text, text, self.actions, self.confirm_s,
+                                          self._in_force(), id="review-screen"),
+                             self._reviewed)
+
+    def _in_force(self) -> int | None:
+        try:
+            current = self.revisions.current()
+        except OSError:
+            return None
+        return current.number if current else None
+
+    def _reviewed(self, result: tuple[str, str] | None) -> None:
+        if result is None:
+            return
+        outcome, said = result
+        if outcome != KEPT:
+            self.say(f"{said}: change what you like and apply again")
+            return
+        a = self.answers
+        self.app.pop_screen()
+        then_selftest = a.shaping == "selftest"
+        if a.tunnel == "pair":
+            self.app.push_screen(PairingScreen(a.role, a.hub_address, a.pair_code, self.pair,
+                                               then_selftest, id="pairing-screen"))
+        elif then_selftest:
+            start_selftest(self.app)
+        else:
+            self.app.call_later(getattr(self.app, "say", lambda _t: None),
+                                f"setup {said}")
+
+
+def start_selftest(app: Any) -> None:
+    """The self-test screen, running the throughput test: its [a] applies
+    the recommended rates with confirm, [k] keeps them."""
+    from keel.ui.screens import SelfTestScreen
+
+    screen = SelfTestScreen(id="selftest")
+    app.push_screen(screen)
+    screen.call_after_refresh(screen.action_run, "throughput")
+
+
+class PairingScreen(Screen[None]):
+    """keel pair after the setup: the hub's code, or the edge reaching the
+    hub; each line as keel pair says it."""
+
+    BINDINGS: ClassVar[list[Binding]] = [
+        Binding("escape,enter", "close", "close"),
+        Binding("q,s,v,p,r,c,h,w,exclamation_mark", "nothing", show=False)]
+    CSS = """
+    PairingScreen #pairing-lines { height: 1fr; }
+    """
+
+    def __init__(self, role: str, hub: str, code: str, pair: PairAfterSetup,
+                 then_selftest: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.role, self.hub, self.code, self.pair = role, hub, code, pair
+        self.then_selftest = then_selftest
+        self.lines: list[str] = []
+        self.done = False
+        self.paired = False
+
+    def compose(self) -> ComposeResult:
+        yield Static("PAIRING  keel pair, " + ("the hub: a code for the edge" if
+                                              self.role == "hub" else f"with the hub at "
+                                              f"{self.hub}"), id="setup-title", markup=False)
+        yield Static("", id="pairing-lines", markup=False)
+        yield Footer("pairing ...", id="footer")
+
+    def on_mount(self) -> None:
+        # the app's worker: leaving this screen does not stop a pairing
+        self.app.run_worker(self._run, thread=True, group="pairing",
+                            description="keel pair after the setup", exit_on_error=False)
+
+    def _run(self) -> None:
+        ok, said = self.pair(self.role, self.hub, self.code,
+                             lambda line: self.app.call_from_thread(self.add, line))
+        self.app.call_from_thread(self._finished, ok, said)
+
+    def add(self, line: str) -> None:
+        self.lines.append(line)
+        if self.is_attached:
+            self.query_one("#pairing-lines", Static).update("\n".join(self.lines[-18:]))
+
+    def _finished(self, ok: bool, said: str) -> None:
+        self.add(said)
+        self.done, self.paired = True, ok
+        if self.is_attached:
+            then = "  then the throughput self-test" if ok and self.then_selftest else ""
+            footer = self.query_one(Footer)
+            footer.keys = f"[enter] close{then}"
+            footer.update(Text(footer.keys))
+
+    def action_close(self) -> None:
+        if not self.done:
+            self.query_one(Footer).say("pairing: it ends when the other router has paired "
+                                       "or the code times out", 10)
+            return
+        self.app.pop_screen()
+        if self.paired and self.then_selftest:
+            start_selftest(self.app)
+
+    def action_nothing(self) -> None:
+        pass
+
+
+def setup_screen(first_boot: bool = False, **kwargs: Any) -> Screen:
+    """The setup wizard over the config in force (the shipped default on
+    first boot), or a message saying why it cannot start."""
+    from keel.model.reading import InvalidConfig, config_in_force, read_loaded
+
+    source = config_in_force()
+    try:
+        config = read_loaded(source).config
+    except InvalidConfig as err:
+        return MessageScreen(f"{source} is invalid; fix it in the file first:\n{err}")
+    except OSError as err:
+        return MessageScreen(f"cannot read {source}: {err.strerror or err}")
+    return SetupScreen(config, first_boot=first_boot, id="setup-screen", **kwargs)
