@@ -1,0 +1,216 @@
+"""Pairing in the lab: a hub and two edges set their tunnels up from one-time
+codes (`keel pair`), then reach each other's LAN side through the hub.
+
+  edge-a (eth0 198.51.100.2) --up--  isp  --core-- hub (203.0.113.2)
+  edge-b (eth0 192.0.2.2)    --up2-/
+
+Each edge's LAN (eth1, a NIC with nothing behind it) is 192.168.77.1/24 on
+edge-a and 192.168.78.1/24 on edge-b. The edges type the code at keel's
+prompt, which does not echo it. Before any pairing, a wrong code and an
+attempt after the window must leave the hub exactly as it was."""
+
+from __future__ import annotations
+
+import base64
+import re
+import time
+
+import pytest
+
+from tests.lab import figures
+from tests.lab import topology as topo
+from tests.lab.guest import Guest
+
+HUB_WAN, EDGE_A_WAN, EDGE_B_WAN = topo.HUB_WAN, "198.51.100.2", "192.0.2.2"
+ISP_A, ISP_B = topo.ISP_UP, "192.0.2.1"
+LAN_A, LAN_B = "192.168.77.1", "192.168.78.1"
+PAIR_OUT = "/run/pair.out"
+
+
+def hub_config() -> str:
+    return f"""[system]
+hostname = "hub"
+[wan]
+interface = "eth0"
+mode = "static"
+address = "{HUB_WAN}/24"
+gateway = "{topo.ISP_CORE}"
+[wireguard]
+enabled = true
+address = ["10.77.0.1/24"]
+[firewall]
+ping_on_wan = true
+"""
+
+
+def edge_config(name: str, wan: str, gateway: str, lan: str) -> str:
+    net = lan.rsplit(".", 1)[0]
+    return f"""[system]
+hostname = "{name}"
+[wan]
+interface = "eth0"
+mode = "static"
+address = "{wan}/24"
+gateway = "{gateway}"
+[lan]
+interface = "eth1"
+address = "{lan}/24"
+dhcp_start = "{net}.100"
+dhcp_end = "{net}.199"
+"""
+
+
+@pytest.fixture(scope="module")
+def lab(make_module_lab):
+    lab = make_module_lab()
+    hub = lab.guest("hub", smp=1)
+    isp = lab.guest("isp", smp=1, memory=384)
+    edge_a = lab.guest("edge-a", smp=1)
+    edge_b = lab.guest("edge-b", smp=1)
+    lab.link("up", edge_a, isp)
+    lab.link("core", isp, hub)
+    lab.link("up2", edge_b, isp)
+    lab.link("lan-a", edge_a)
+    lab.link("lan-b", edge_b)
+    lab.start()
+    topo.unconfigure(isp)
+    up, core, up2 = isp.ifname("up"), isp.ifname("core"), isp.ifname("up2")
+    isp.check(f"ip addr add {ISP_A}/24 dev {up} && ip link set {up} up && "
+              f"ip addr add {topo.ISP_CORE}/24 dev {core} && ip link set {core} up && "
+              f"ip addr add {ISP_B}/24 dev {up2} && ip link set {up2} up && "
+              "sysctl -qw net.ipv4.ip_forward=1")
+    for guest, text in ((hub, hub_config()),
+                        (edge_a, edge_config("edge-a", EDGE_A_WAN, ISP_A, LAN_A)),
+                        (edge_b, edge_config("edge-b", EDGE_B_WAN, ISP_B, LAN_B))):
+        guest.write_file("/data/keel/keel.toml", text)
+        guest.check("keel apply", 60)
+    edge_a.check(f"ping -n -c 1 -w 20 {HUB_WAN}", 40)
+    edge_b.check(f"ping -n -c 1 -w 20 {HUB_WAN}", 40)
+    lab.hub, lab.edge_a, lab.edge_b = hub, edge_a, edge_b
+    return lab
+
+
+def hub_state(hub: Guest) -> str:
+    """What a failed pairing must leave byte for byte: the config, the
+    revisions, the ruleset, the peers (no private key is printed)."""
+    return hub.check("sha256sum /data/keel/keel.toml; keel show revisions; nft list ruleset; "
+                     "wg show wg0 peers; wg show wg0 allowed-ips; ss -ltn")
+
+
+def start_hub(hub: Guest, wait_s: int = 600) -> tuple[str, float]:
+    """`keel pair` on the hub in the background; the code it shows."""
+    hub.check(f"rm -f {PAIR_OUT}; (keel pair --wait {wait_s} > {PAIR_OUT} 2>&1; "
+              f"echo \"exit $?\" >> {PAIR_OUT}) & true")
+    started = time.monotonic()
+    shown = hub.until(f"grep '^on the edge:' {PAIR_OUT}", 60)
+    code = re.search(r"(\d{4}-\d{4})\s*$", shown)
+    assert code, shown
+    return code.group(1), started
+
+
+def hub_result(hub: Guest, timeout: float = 180) -> str:
+    hub.until(f"grep '^exit ' {PAIR_OUT}", timeout, every=1)
+    return hub.check(f"cat {PAIR_OUT}")
+
+
+def pair_edge(edge: Guest, code: str, timeout: float = 240):
+    """`keel pair HUB` on the edge, the code typed at its prompt (no echo)."""
+    return edge._console().run_answering(f"keel pair {HUB_WAN}", "code: ", code, timeout)
+
+
+def test_a_wrong_code_changes_nothing_and_closes_the_port(lab):
+    before = hub_state(lab.hub)
+    code, _ = start_hub(lab.hub)
+    assert "tcp dport 51820 accept" in lab.hub.check("nft list ruleset")
+    wrong = code[:-1] + str((int(code[-1]) + 1) % 10)
+    result = pair_edge(lab.edge_a, wrong, 120)
+    assert result.rc == 1 and "wrong code" in result.output, result.output
+    out = hub_result(lab.hub)
+    assert "wrong code" in out and "TCP 51820 closed" in out and "exit 1" in out
+    assert hub_state(lab.hub) == before
+    # the code is used up: the right one now finds nobody listening
+    late = pair_edge(lab.edge_a, code, 120)
+    assert late.rc == 1 and "cannot reach the hub" in late.output, late.output
+    assert hub_state(lab.hub) == before
+    assert code not in late.output + result.output  # typed without echo
+
+
+def test_an_attempt_after_the_window_changes_nothing(lab):
+    before = hub_state(lab.hub)
+    code, _ = start_hub(lab.hub, wait_s=5)
+    out = hub_result(lab.hub, 60)
+    assert "no edge came within 5 s" in out and "exit 1" in out
+    result = pair_edge(lab.edge_a, code, 120)
+    assert result.rc == 1 and "cannot reach the hub" in result.output, result.output
+    assert hub_state(lab.hub) == before
+
+
+def pair(lab, edge: Guest, name: str) -> tuple[str, str, float]:
+    code, started = start_hub(lab.hub)
+    result = pair_edge(edge, code)
+    out = hub_result(lab.hub)
+    seconds = time.monotonic() - started
+    assert result.rc == 0, result.output
+    assert f"handshake with {name} after" in out and "confirmed" in out and "exit 0" in out, out
+    assert "handshake with hub after" in result.output and "confirmed" in result.output
+    return out, result.output, seconds
+
+
+def test_two_edges_pair_one_after_the_other_and_reach_each_others_lan(lab):
+    _, edge_a_out, seconds_a = pair(lab, lab.edge_a, "edge-a")
+    assert "tunnel 10.77.0.2/24" in edge_a_out
+    hub_b, edge_b_out, seconds_b = pair(lab, lab.edge_b, "edge-b")
+    assert "tunnel 10.77.0.3/24" in edge_b_out and "192.168.77.0/24" in edge_b_out
+    # edge-a paired before edge-b existed: pairing again refreshes its routes
+    _, edge_a2_out, seconds_a2 = pair(lab, lab.edge_a, "edge-a")
+    assert "tunnel 10.77.0.2/24" in edge_a2_out and "192.168.78.0/24" in edge_a2_out
+    print(f"\nkeel pair to the first handshake: {seconds_a:.1f} s, {seconds_b:.1f} s, "
+          f"again {seconds_a2:.1f} s")
+    print("--- hub ---\n" + hub_b + "\n--- edge-b ---\n" + edge_b_out)
+    figures.record("pairing", {"guests": "hub, isp, 2 edges; 1 vCPU each"},
+                   seconds_to_handshake=[round(s, 1) for s in (seconds_a, seconds_b, seconds_a2)])
+    # each reaches the other's LAN side through the hub
+    out = lab.edge_b.check(f"ping -n -c 3 -i 0.3 -W 5 {LAN_A}", 60)
+    assert "3 received" in out
+    out = lab.edge_a.check(f"ping -n -c 3 -i 0.3 -W 5 {LAN_B}", 60)
+    assert "3 received" in out
+    assert "dev wg0" in lab.edge_a.check(f"ip -color=never route get {LAN_B}")
+    assert "tcp dport 51820" not in lab.hub.check("nft list ruleset")
+    peers = lab.hub.check("keel peers")
+    for name, tunnel, lan in (("edge-a", "10.77.0.2", "192.168.77.0/24"),
+                              ("edge-b", "10.77.0.3", "192.168.78.0/24")):
+        row = next(line for line in peers.splitlines() if line.startswith(name + " "))
+        assert tunnel in row and lan in row and "s ago" in row, peers
+    revisions = lab.hub.check("keel show revisions")
+    assert "pair: edge-a" in revisions and "pair: edge-b" in revisions
+
+
+def test_unpairing_removes_the_peer_and_its_route(lab):
+    lab.hub.check("keel peers remove edge-b", 60)
+    peers = lab.hub.check("keel peers")
+    assert "edge-b" not in peers and "edge-a" in peers
+    assert "192.168.78.0/24" not in lab.hub.check("ip route")
+    out = lab.hub.run("keel peers remove edge-b", 60)
+    assert out.rc == 1 and "no peer named 'edge-b' (peers: edge-a)" in out.output
+
+
+def test_nothing_secret_in_logs_or_consoles(lab):
+    """The private keys are nowhere but in their files; the codes were
+    typed without echo on the edges and never logged on the hub."""
+    keys = []
+    for guest in (lab.hub, lab.edge_a, lab.edge_b):
+        hits = guest.check("grep -rlF -f /data/keel/wireguard.key /var/log /run /tmp /etc "
+                           "/data --exclude=wireguard.key 2>/dev/null; "
+                           "dmesg | grep -cF -f /data/keel/wireguard.key; true")
+        assert hits.strip() == "0", f"{guest.name}: {hits}"
+        # the key, reversed, so that the console's transcript never holds it
+        keys.append(base64.b64decode(guest.check(
+            "base64 -w0 /data/keel/wireguard.key | rev").strip()[::-1]).decode().strip())
+    for guest in (lab.hub, lab.edge_a, lab.edge_b):
+        guest._log.flush()
+        transcript = guest.log_path.read_text(errors="replace")
+        assert not any(key in transcript for key in keys), f"{guest.name}'s console"
+    for edge in (lab.edge_a, lab.edge_b):
+        transcript = edge.log_path.read_text(errors="replace")
+        codes = re.findall(r"\b\d{4}-\d{4}\b", lab.hub.log_path.read_text(errors="replace"))
+        assert codes and not any(code in transcript for code in codes), edge.name
