@@ -29,6 +29,7 @@ from keel.system.commands import Runner
 from keel.system.nics import read_nics
 from keel.system.source import SourceError
 from keel.system.wireguard import read_wireguard
+from keel.thresholds import HANDSHAKE_STALE_S
 from keel.wireguard import keys
 
 WAIT_S = 600  # how long a code waits for an edge
@@ -71,7 +72,9 @@ def _keep_once_handshaken(sides: Sides, paired_with: str, public_key: str, appli
     sides.say(f"waiting for the first handshake with {paired_with} (at most {HANDSHAKE_S} s)")
     deadline = applied_at + HANDSHAKE_S
     while sides.clock() < deadline:
-        if sides.handshake(public_key) >= int(applied_at):
+        # a session with this key that is alive now: made after the apply,
+        # or (pairing again, the peer unchanged) one WireGuard still keeps
+        if sides.handshake(public_key) > sides.clock() - HANDSHAKE_STALE_S:
             sides.say(f"handshake with {paired_with} after {sides.clock() - applied_at:.1f} s: "
                       f"{sides.confirm()}")
             return True
