@@ -4,6 +4,7 @@ WireGuard says of each now (endpoint, last handshake)."""
 from __future__ import annotations
 
 import ipaddress
+import time
 from dataclasses import dataclass
 
 from keel.config.schema import Config
@@ -56,3 +57,22 @@ def table(rows: list[PeerRow]) -> list[str]:
     widths = [max(len(row[k]) for row in (head, *body)) for k in range(len(head))]
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
             for row in (head, *body)]
+
+
+def read_peer_rows() -> tuple[list[PeerRow], str]:
+    """The rows of the config in force and the tunnel now; ([], why) when
+    the config cannot be read."""
+    from keel.apply.errors import InvalidConfig
+    from keel.model.reading import config_in_force, read_loaded
+    from keel.system.source import SourceError
+    from keel.system.wireguard import read_wireguard
+
+    try:
+        config = read_loaded(config_in_force()).config
+    except InvalidConfig as err:
+        return [], f"the config in force is invalid: {err.summary()}"
+    try:
+        live = read_wireguard()
+    except SourceError:
+        live = {}
+    return peer_rows(config, live, time.time()), ""

@@ -81,6 +81,7 @@ class KeelApp(App):
         Binding("c", "settings", "settings"),
         Binding("h", "revisions", "revisions"),
         Binding("w", "setup", "setup wizard"),
+        Binding("t", "peers", "tunnel peers and pairing"),
         Binding("exclamation_mark,f10", "shell", "shell"),
         Binding("r", "poll_now", "poll now"),
     ]
@@ -154,6 +155,12 @@ class KeelApp(App):
 
         if not isinstance(self.screen, RevisionsScreen):
             self.push_screen(RevisionsScreen(id="revisions-screen"))
+
+    def action_peers(self) -> None:
+        from keel.ui.peers import PeersScreen
+
+        if not isinstance(self.screen, PeersScreen):
+            self.push_screen(PeersScreen(id="peers-screen"))
 
     def action_access(self) -> None:
         if not isinstance(self.screen, AccessScreen):
