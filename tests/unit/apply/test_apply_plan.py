@@ -122,3 +122,44 @@ def test_execute_returns_outcomes_and_prints_the_notes(tmp_path):
                     "  policy0: governor 'performance' not available (has: powersave)",
                     "shaping: CAKE"]
     assert runner.ran == [["tc", "qdisc", "show"]] and stamp.read_text() == "1\n"
+
+
+class TunnelProbe(FakeProbe):
+    """wg0 up with its address, keel's stamps in place, and `routes` through it."""
+
+    def __init__(self, run_dir: Path, routes: set[str]) -> None:
+        super().__init__(run_dir)
+        self.through = routes
+
+    def links(self) -> dict[str, dict]:
+        return {"wg0": {"ifname": "wg0", "flags": ["UP"], "mtu": 1420,
+                        "linkinfo": {"info_kind": "wireguard"}}}
+
+    def addresses(self, ifname: str) -> set[str]:
+        return {"10.77.0.1/24"}
+
+    def routes(self, ifname: str) -> set[str]:
+        return self.through
+
+    def rules(self) -> str:
+        return ""
+
+
+def test_a_prefix_gone_from_the_config_loses_its_route_through_the_tunnel(tmp_path):
+    """Unpairing an edge takes its LAN out of wireguard.prefixes: its route goes too."""
+    from keel.model import Peer, WireGuard
+
+    wg = WireGuard(address=("10.77.0.1/24",), route="prefixes", prefixes=("192.168.77.0/24",),
+                   peer=(Peer("K" * 43 + "=", ("10.77.0.2/32", "192.168.77.0/24")),))
+    model = RouterModel(wans=(Wan("eth0"),), wireguard=wg)
+    probe = TunnelProbe(tmp_path, {"192.168.77.0/24", "192.168.78.0/24"})
+    steps = [s for s in engine.plan_tunnel(model, probe, lambda: "P" * 43 + "=")
+             if s.component == "routes"]
+    (step,) = steps
+    assert ("ip", "route", "del", "192.168.78.0/24", "dev", "wg0") in step.commands
+    assert not any("del" in c and "192.168.77.0/24" in c for c in step.commands)
+    # route = none: every route keel put there goes
+    none = RouterModel(wans=(Wan("eth0"),), wireguard=WireGuard(address=("10.77.0.1/24",)))
+    (step,) = [s for s in engine.plan_tunnel(none, TunnelProbe(tmp_path, {"192.168.77.0/24"}),
+                                             lambda: "P" * 43 + "=") if s.component == "routes"]
+    assert step.commands == (("ip", "route", "del", "192.168.77.0/24", "dev", "wg0"),)

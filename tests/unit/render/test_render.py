@@ -133,6 +133,9 @@ class SteadyProbe(engine.Probe):
     def rules(self):
         return ""
 
+    def routes(self, ifname):
+        return set(EDGE.wireguard.prefixes) if ifname == "wg0" else set()
+
     def default_gateway(self, version=4):
         return None
 

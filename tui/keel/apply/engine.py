@@ -124,7 +124,9 @@ def plan_tunnel(model: RouterModel, probe: Probe, private_key: Callable[[], str]
                 f.write(wireguard.render_syncconf(t, private_key()))
         steps.append(Step("wireguard", f"{t.interface}: port {t.listen_port}, "
                                        f"{len(t.peer)} peer(s)",
-                          (("wg", "syncconf", t.interface, str(conf_path)),),
+                          # the file holds the private key: gone once WireGuard has it
+                          (("wg", "syncconf", t.interface, str(conf_path)),
+                           ("rm", "-f", str(conf_path))),
                           stamps=_stamp(probe.run_dir, f"{t.interface}.sha", digest),
                           action=write_conf))
     cmds: list[tuple[str, ...]] = []
@@ -143,8 +145,16 @@ def plan_tunnel(model: RouterModel, probe: Probe, private_key: Callable[[], str]
     if cmds:
         steps.append(Step("wireguard", f"{t.interface} addresses, MTU {t.mtu}, up", tuple(cmds)))
     routes = wireguard.route_commands(t)
-    if routes and (cmds or probe.stamp(f"{t.interface}.routes") != _sha(repr(routes))):
-        steps.append(Step("routes", "routes through the tunnel", tuple(map(tuple, routes)),
+    # routes keel put through the tunnel that the config no longer lists
+    want = ({str(ipaddress.ip_network(p)) for p in t.prefixes} if t.route == "prefixes"
+            else set())
+    stale = sorted(probe.routes(t.interface) - want) if link else []
+    gone = [("ip", *(["-6"] if ":" in p else []), "route", "del", p, "dev", t.interface)
+            for p in stale]
+    if gone or (routes and (cmds or probe.stamp(f"{t.interface}.routes")
+                            != _sha(repr(routes)))):
+        steps.append(Step("routes", "routes through the tunnel",
+                          (*map(tuple, routes), *gone),
                           stamps=_stamp(probe.run_dir, f"{t.interface}.routes",
                                         _sha(repr(routes)))))
     rules = probe.rules()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 from pathlib import Path
@@ -68,6 +69,17 @@ class Probe:
         for route in self.json(["ip", "-j", *family, "route", "show", "default"]):
             return route.get("gateway", ""), route.get("dev", "")
         return None
+
+    def routes(self, ifname: str) -> set[str]:
+        """The main table's routes through `ifname` that someone added (not
+        the kernel's own for the link's subnet), as prefixes."""
+        found = set()
+        for family in ("-4", "-6"):
+            for entry in self.json(["ip", family, "-j", "route", "show", "dev", ifname]):
+                dst = entry.get("dst", "")
+                if entry.get("protocol") != "kernel" and dst not in ("", "default"):
+                    found.add(str(ipaddress.ip_network(dst, strict=False)))
+        return found
 
     def rules(self) -> str:
         return self.runner.run(["ip", "rule", "show"], check=False).stdout

@@ -7,7 +7,6 @@ echoed). [d] unpairs the peer under the cursor after a yes."""
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -160,7 +159,7 @@ class PeersScreen(Screen):
                                            "its LAN goes."), answer)
 
     def _unpair(self, name: str) -> None:
-        proc: subprocess.CompletedProcess = self.run([*KEEL, "peers", "remove", name])
+        proc = self.run([*KEEL, "peers", "remove", name])
         said = f"unpaired {name}" if proc.returncode == 0 else f"not unpaired: {last_line(proc)}"
         self.app.call_from_thread(self.say, said)
         self.app.call_from_thread(self.refresh_rows)
