@@ -302,7 +302,9 @@ class SetupScreen(Screen[None]):
         else:
             parts.append(Horizontal(Static(Text(ask.label), classes="label"),
                                     Input(value=value, compact=True, id=wid,
-                                          placeholder="(none)"),
+                                          placeholder="(none)",
+                                          # the one-time code is typed, never shown
+                                          password=ask.name == "pair_code"),
                                     classes="row"))
             if ask.help:
                 parts.append(Static(Text(ask.help), classes="help"))
