@@ -2,7 +2,8 @@
 #   make dev-image   the dev image from Debian packages (what tests and demo boot)
 #   make host-deps   install what this machine lacks (the one list; make test and demo run it)
 #   make test        unit tests + QEMU lab tests (builds the dev image if missing)
-#   make demo        build what is missing, boot the lab, open the console
+#   make demo        build what is missing, boot the lab unconfigured, open the consoles
+#                    (DEMO=--configured: set up with keel apply, open the edge's UI)
 #   make image       the release image with Buildroot (needs internet)
 #   make check       static checks
 #   make bench       benchmarks (figures, never pass/fail)
@@ -49,7 +50,7 @@ bench: dev-image
 	cd $(TOP) && PYTHONPATH=$(TOP)/tui $(PYTHON) -m tests.ui.bench_ui --seconds 60
 
 demo: dev-image
-	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m tests.lab.demo
+	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m tests.lab.demo $(DEMO)
 
 # >>> release (Buildroot): make image, make check, pass-through targets
 # make image                    the release image with Buildroot (needs internet)

@@ -1,0 +1,75 @@
+"""Drive the console UI on a guest's serial console by keystrokes, as a
+user at a VPS provider's web console would: `keel tui` runs on the serial
+line (TERM=vt220: the console profile, 80x24), its output is rendered by a
+terminal emulator (pyte) as it comes, and tests wait for words on the
+rendered screen before they type the next key."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pexpect
+import pyte
+
+from tests.lab.guest import Guest
+from tests.lab.paths import LabError
+
+KEYS = {"enter": "\r", "tab": "\t", "escape": "\x1b", "up": "\x1b[A", "down": "\x1b[B",
+        "right": "\x1b[C", "left": "\x1b[D", "backspace": "\x7f"}
+
+
+class ConsoleUI:
+    def __init__(self, guest: Guest, cols: int = 80, rows: int = 24) -> None:
+        self.guest = guest
+        self.child = guest.child
+        guest.check(f"stty rows {rows} cols {cols}")
+        self.screen = pyte.Screen(cols, rows)
+        self.stream = pyte.ByteStream(self.screen)
+        self.child.sendline("TERM=vt220 keel tui; echo UI\"\"-DONE")
+        self.child.expect("\n")  # the echoed command line
+
+    def pump(self, seconds: float = 0.2) -> None:
+        deadline = time.monotonic() + seconds
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            try:
+                data = self.child.read_nonblocking(65536, timeout=min(left, 0.2))
+            except pexpect.TIMEOUT:
+                continue
+            except pexpect.EOF:
+                raise LabError(f"{self.guest.name}: QEMU exited under the UI") from None
+            self.stream.feed(data)
+
+    def text(self) -> str:
+        return "\n".join(self.screen.display)
+
+    def wait_for(self, pattern: str, timeout: float = 60,
+                 others: tuple[ConsoleUI, ...] = ()) -> str:
+        """Pump until `pattern` (a regular expression) is on the screen;
+        `others`' consoles are read meanwhile, so their guests never block
+        on a full serial line."""
+        deadline = time.monotonic() + self.guest.accel.scale(timeout)
+        while time.monotonic() < deadline:
+            self.pump(0.3)
+            for other in others:
+                other.pump(0.05)
+            if re.search(pattern, self.text()):
+                return self.text()
+        raise LabError(f"{self.guest.name}: no {pattern!r} on the console UI within "
+                       f"{self.guest.accel.scale(timeout):.0f} s; the screen:\n{self.text()}")
+
+    def press(self, *keys: str, pause: float = 0.4) -> None:
+        """Each argument: a key name (enter, tab, escape, up, down, ...) or
+        text typed as it is."""
+        for key in keys:
+            self.child.send(KEYS.get(key, key))
+            self.pump(pause if key in KEYS else 0.1)
+
+    def quit(self) -> None:
+        self.press("escape", "escape", "escape")
+        self.child.send("q")
+        self.child.expect("UI-DONE", timeout=self.guest.accel.scale(60))
+        self.guest.check("stty sane; true")

@@ -1,0 +1,121 @@
+"""First boot by keystrokes only (issue: the console is where keel is set
+up): a fresh hub and edge, no user config on either, each set up through the
+console UI's setup wizard on its serial console (TERM=vt220, 80x24, rendered
+by pyte), the hub showing a pairing code that is typed into the edge's
+wizard, the edge measuring its line with the throughput self-test and
+taking the recommended CAKE rates with [a] and [k]. Shell commands here only
+check: the LAN client's ping crosses the tunnel, and CAKE runs at the rates
+the self-test recommended.
+
+  lan -- edge --up-- isp (4/1.5 Mbit/s, bloated FIFO) --core-- hub
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.lab import topology as topo
+from tests.lab.ui_driver import ConsoleUI
+
+
+@pytest.fixture(scope="module")
+def lab(make_module_lab):
+    rl = topo.build(make_module_lab(), lan=True, isp=True, smp=1)
+    rl.lab.start()
+    topo.setup_isp(rl.isp)
+    for guest in (rl.edge, rl.hub):
+        assert guest.run("test -e /data/keel/keel.toml").rc != 0  # no user config
+    return rl
+
+
+def cake_kbit(guest, dev: str) -> int:
+    (root,) = [q for q in json.loads(guest.check(f"tc -j qdisc show dev {dev} root"))
+               if q["kind"] == "cake"]
+    return root["options"]["bandwidth"] * 8 // 1000
+
+
+def test_hub_and_edge_set_up_from_their_consoles_by_keystrokes(lab):
+    hub_ui = ConsoleUI(lab.hub)
+    hub_ui.wait_for(r"step 1/\d: What is this router\?", 180)
+    hub_ui.press("down", "enter")  # hub
+    hub_ui.wait_for(r"step 2/6: Which NIC is which\?")
+    hub_ui.press("enter")
+    hub_ui.wait_for(r"step 3/6")
+    hub_ui.press("down", "enter", f"{topo.HUB_WAN}/24", "enter", topo.ISP_CORE, "enter")
+    hub_ui.wait_for(r"step 4/6: The WireGuard tunnel")
+    hub_ui.press("up", "up", "enter", "enter", "enter")  # pair; the address and port given
+    hub_ui.wait_for(r"step 5/6: Shaping")
+    hub_ui.press("enter")  # off: the VPS's link is not the bottleneck
+    hub_ui.wait_for(r"step 6/6")
+    hub_ui.press("enter")
+    hub_ui.wait_for(r"\+wan\.address", 120)  # the review: the diff and the plan
+    hub_ui.press("y")
+    hub_ui.wait_for(r"KEEP THESE SETTINGS\?", 180)
+    hub_ui.press("y")
+    hub_ui.wait_for(r"kept: these settings stay", 60)
+    hub_ui.press("enter")
+    shown = hub_ui.wait_for(r"code\s+\d{4}-\d{4}", 120)
+    code = re.search(r"code\s+(\d{4}-\d{4})", shown).group(1)
+    print("\n--- the hub's console, its code shown ---\n" + shown)
+
+    edge_ui = ConsoleUI(lab.edge)
+    edge_ui.wait_for(r"step 1/7: What is this router\?", 180, others=(hub_ui,))
+    edge_ui.press("enter")  # edge
+    edge_ui.wait_for(r"step 2/7: Which NIC is which\?", others=(hub_ui,))
+    edge_ui.press("enter")  # WAN eth0 (up to the isp), LAN eth1
+    edge_ui.wait_for(r"step 3/7", others=(hub_ui,))
+    edge_ui.press("down", "enter", f"{topo.EDGE_WAN_VIA_ISP}/24", "enter", topo.ISP_UP,
+                  "enter")
+    edge_ui.wait_for(r"step 4/7: The LAN", others=(hub_ui,))
+    edge_ui.press("enter", "enter", "enter")
+    edge_ui.wait_for(r"step 5/7: The WireGuard tunnel", others=(hub_ui,))
+    edge_ui.press("up", "up", "enter", topo.HUB_WAN, "enter", code, "enter")
+    edge_ui.wait_for(r"step 6/7: Shaping", others=(hub_ui,))
+    assert code not in edge_ui.text() and code.replace("-", "") not in edge_ui.text()
+    edge_ui.press("up", "up", "enter")  # measure
+    edge_ui.wait_for(r"step 7/7", others=(hub_ui,))
+    edge_ui.press("enter")
+    edge_ui.wait_for(r"\+wan\.address", 120, others=(hub_ui,))
+    edge_ui.press("y")
+    edge_ui.wait_for(r"KEEP THESE SETTINGS\?", 180, others=(hub_ui,))
+    edge_ui.press("y")
+    edge_ui.wait_for(r"kept: these settings stay", 60, others=(hub_ui,))
+    edge_ui.press("enter")
+    paired = edge_ui.wait_for(r"paired: the tunnel is up and kept|not paired", 300,
+                              others=(hub_ui,))
+    print("\n--- the edge's console, paired ---\n" + paired)
+    assert "paired: the tunnel is up and kept" in paired
+    hub_done = hub_ui.wait_for(r"paired: the tunnel is up and kept|not paired", 180)
+    assert "paired: the tunnel is up and kept" in hub_done
+    edge_ui.press("enter")  # then the throughput self-test
+    result = edge_ui.wait_for(r"CAKE: egress [\d.]+ ingress [\d.]+ Mbit/s|throughput failed",
+                              600)
+    assert "throughput failed" not in result
+    print("\n--- the edge's throughput test ---\n" + result)
+    edge_ui.press("a")
+    edge_ui.wait_for(r"Apply CAKE rates", 60)
+    edge_ui.press("y")
+    applied = edge_ui.wait_for(r"applied CAKE \d+ kbit/s up, \d+ kbit/s down", 180)
+    up, down = map(int, re.search(r"applied CAKE (\d+) kbit/s up, (\d+) kbit/s down",
+                                  applied).groups())
+    edge_ui.press("k")
+    edge_ui.wait_for(r"confirmed", 60)
+    edge_ui.quit()
+    hub_ui.press("enter")
+    hub_ui.quit()
+
+    # the checks, from the shells
+    before = int(lab.hub.check("cat /sys/class/net/wg0/statistics/rx_packets"))
+    lab.lan.until("ip -4 -o addr show dev eth0 | grep 192.168.77.", 120)
+    out = lab.lan.check(f"ping -n -c 5 -i 0.3 -W 5 {topo.HUB_TUNNEL}", 60)
+    assert "5 received" in out
+    assert int(lab.hub.check("cat /sys/class/net/wg0/statistics/rx_packets")) - before >= 5
+    # CAKE at the rates the self-test recommended, both ways, under the line's rates
+    assert cake_kbit(lab.edge, "eth0") == up
+    assert cake_kbit(lab.edge, "ifb4eth0") == down
+    line = topo.Bottleneck()
+    assert 0.5 * line.up_kbit <= up < line.up_kbit and 0.5 * line.down_kbit <= down < line.down_kbit
+    assert "confirmed" not in lab.edge.check("keel confirm")  # nothing left pending
