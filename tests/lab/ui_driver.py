@@ -61,12 +61,15 @@ class ConsoleUI:
         raise LabError(f"{self.guest.name}: no {pattern!r} on the console UI within "
                        f"{self.guest.accel.scale(timeout):.0f} s; the screen:\n{self.text()}")
 
-    def press(self, *keys: str, pause: float = 0.4) -> None:
+    def press(self, *keys: str, pause: float = 0.75) -> None:
         """Each argument: a key name (enter, tab, escape, up, down, ...) or
-        text typed as it is."""
+        text typed as it is. After a key that can move the focus, the UI
+        gets `pause` seconds (scaled for emulation) to take it: Textual moves
+        the focus after the keys already queued, so text typed at once would
+        land in the field just left."""
         for key in keys:
             self.child.send(KEYS.get(key, key))
-            self.pump(pause if key in KEYS else 0.1)
+            self.pump(self.guest.accel.scale(pause) if key in KEYS else 0.1)
 
     def quit(self) -> None:
         self.press("escape", "escape", "escape")

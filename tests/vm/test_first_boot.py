@@ -59,7 +59,8 @@ def test_hub_and_edge_set_up_from_their_consoles_by_keystrokes(lab):
     hub_ui.press("enter")
     shown = hub_ui.wait_for(r"code\s+\d{4}-\d{4}", 120)
     code = re.search(r"code\s+(\d{4}-\d{4})", shown).group(1)
-    print("\n--- the hub's console, its code shown ---\n" + shown)
+    print("\n--- the hub's console, its code shown (masked here) ---\n"
+          + shown.replace(code, "NNNN-NNNN"))
 
     edge_ui = ConsoleUI(lab.edge)
     edge_ui.wait_for(r"step 1/7: What is this router\?", 180, others=(hub_ui,))
