@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ipaddress
+
 import pytest
 
 from keel.config.dump import to_toml
@@ -40,7 +42,10 @@ def test_pairing_again_updates_the_peer_in_place_and_keeps_its_address():
     again = settle.edge_join(edge, grant, "203.0.113.2")
     assert again.wireguard.prefixes == ("192.168.78.0/24",)
     (peer,) = again.wireguard.peer
-    assert peer.allowed_ips == ("10.77.0.0/24", "192.168.78.0/24")
+    assert peer.allowed_ips[0] == "10.77.0.1/32" and peer.allowed_ips[-1] == "192.168.78.0/24"
+    tunnel = [ipaddress.ip_network(a) for a in peer.allowed_ips[:-1]]
+    assert sum(n.num_addresses for n in tunnel) == 256  # the whole prefix, the hub first
+    assert all(n.subnet_of(ipaddress.ip_network("10.77.0.0/24")) for n in tunnel)
 
 
 def test_two_edges_with_the_same_host_name_get_different_peer_names():
@@ -104,3 +109,15 @@ def test_removing_a_peer_takes_its_routes_too():
     assert settle.remove_peer(after, "edge-b").wireguard.route == "none"
     with pytest.raises(PairRefused, match=r"no peer named 'nope' \(peers: edge-a, edge-b\)"):
         settle.remove_peer(hub, "nope")
+
+
+def test_keel_peers_on_the_edge_shows_the_hub_and_the_lans_behind_it():
+    from keel.pair.peers import peer_rows, table
+
+    _, grant = settle.hub_admit(settle.hub_admit(hub_config(), B, HUB_KEY)[0], A, HUB_KEY)
+    edge = settle.edge_join(edge_config(), grant, "203.0.113.2")
+    (row,) = peer_rows(edge, {}, 0.0)
+    assert (row.name, row.tunnel, row.endpoint, row.routes) == (
+        "hub", "10.77.0.1", "203.0.113.2:51820", ("192.168.78.0/24",))
+    assert table([row])[1].split() == ["hub", "10.77.0.1", "203.0.113.2:51820", "never",
+                                       "192.168.78.0/24"]

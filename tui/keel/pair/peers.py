@@ -25,6 +25,7 @@ def peer_rows(config: Config, live: dict[str, WgInterface], now: float) -> list[
     wg = config.wireguard
     seen = {p.public_key: p for iface in live.values() if iface.name == wg.interface
             for p in iface.peers}
+    own = [ipaddress.ip_interface(a).network for a in wg.address]
     rows = []
     for i, peer in enumerate(wg.peer):
         hosts = [a for a in peer.allowed_ips
@@ -35,7 +36,11 @@ def peer_rows(config: Config, live: dict[str, WgInterface], now: float) -> list[
             tunnel=hosts[0].split("/")[0] if hosts else "-",
             endpoint=(state.endpoint if state and state.endpoint else peer.endpoint or "-"),
             handshake_age_s=state.handshake_age(now) if state else None,
-            routes=tuple(a for a in peer.allowed_ips if a not in hosts[:1]),
+            # what else goes to it: not the tunnel's own prefix, which pairing
+            # spells out in pieces around the hub's address
+            routes=tuple(a for a in peer.allowed_ips if a not in hosts[:1] and not any(
+                ipaddress.ip_network(a).version == n.version
+                and ipaddress.ip_network(a).subnet_of(n) for n in own)),
             public_key=peer.public_key))
     return rows
 

@@ -151,6 +151,16 @@ def hub_endpoint(hub_address: str, port: int) -> str:
     return f"[{hub_address}]:{port}" if ":" in hub_address else f"{hub_address}:{port}"
 
 
+def tunnel_allowed(net: ipaddress.IPv4Network | ipaddress.IPv6Network,
+                   hub: str) -> tuple[str, ...]:
+    """The whole tunnel prefix behind the hub (the other edges are there),
+    with the hub's own address first as a single address: the self-tests and
+    the dashboard probe the peer's first /32 (keel.wireguard.peers)."""
+    host = ipaddress.ip_network(hub)
+    rest = sorted(net.address_exclude(host), key=lambda n: n.network_address)  # type: ignore[arg-type]
+    return (str(host), *map(str, rest))
+
+
 def edge_join(config: Config, grant: HubGrant, hub_address: str) -> Config:
     """The edge's config with the hub as its peer: the tunnel address the
     hub gave, the hub's tunnel prefix and routes through it, keepalive on."""
@@ -161,8 +171,8 @@ def edge_join(config: Config, grant: HubGrant, hub_address: str) -> Config:
     name = _unique_name(grant.name, {p.name for p in others if p.name})
     peer = Peer(public_key=grant.public_key, endpoint=hub_endpoint(hub_address,
                                                                    grant.listen_port),
-                allowed_ips=(str(tunnel.network), *grant.routes), keepalive=grant.keepalive,
-                name=name)
+                allowed_ips=(*tunnel_allowed(tunnel.network, grant.hub_tunnel),
+                             *grant.routes), keepalive=grant.keepalive, name=name)
     addresses = tuple(a for a in wg.address
                       if not ipaddress.ip_interface(a).network.overlaps(tunnel.network)
                       or ipaddress.ip_interface(a).version != tunnel.version)
