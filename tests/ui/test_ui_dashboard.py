@@ -32,6 +32,16 @@ from tests.ui.uihelpers import (
 CONSOLE_FONT = {chr(c) for c in range(32, 127)} | set(CONSOLE_BLOCKS)
 
 
+def spark(app, name: str) -> RateSparkline:
+    return app.screen.query_one(f"#{name}-spark", RateSparkline)
+
+
+def framed(app, name: str):
+    """The widget carrying a panel's title: its Frame, or the panel itself."""
+    frames = app.screen.query(f"#{name}-box")
+    return frames.first() if frames else app.screen.query_one(f"#{name}")
+
+
 def panel(app, name: str) -> str:
     return app.screen.query_one(f"#{name}", LinesPanel).text
 
@@ -56,7 +66,7 @@ async def test_tunnel_panel_shows_peer_endpoint_handshake_and_rates():
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        assert panel(app, "rx-rate") == "rx      -"  # one read: no rate yet
+        assert spark(app, "rx").label == "rx      - "  # one read: no rate yet
         await pilot.press("r")
         await settle(pilot)
         text = panel(app, "tunnel")
@@ -64,8 +74,8 @@ async def test_tunnel_panel_shows_peer_endpoint_handshake_and_rates():
         assert text.splitlines()[1] == "DGDJOoNe 192.0.2.2:51820 hs 12s 10.0M/4.0M"
         # interface: 30 MB rx / 10 MB tx, 25000 / 9000 packets in 1 s
         assert text.splitlines()[0] == "wg0 :51820  25k/9.0k pkt/s rx/tx"
-        assert panel(app, "rx-rate") == "rx 240.0M"
-        assert panel(app, "tx-rate") == "tx  80.0M"
+        assert spark(app, "rx").label == "rx 240.0M "
+        assert spark(app, "tx").label == "tx  80.0M "
         assert "REDACTED" not in text
 
 
@@ -260,12 +270,12 @@ async def test_every_panel_has_its_title_on_its_border(profile, size):
         await two_polls(pilot)
         lines = screen_lines(app)
         for name, title in panels.TITLES.items():
-            frame = app.screen.query_one(f"#{name}-box", Frame)
+            frame = framed(app, name)
             assert frame.border_title.strip().startswith(title)
             row = lines[frame.region.y]  # the frame's top border carries it
             assert title in row[frame.region.x:frame.region.right]
         # the verdict stays on top
-        assert app.screen.query_one("#verdict-box", Frame).region.y == 0
+        assert framed(app, "verdict").region.y == 0
         assert lines[1].startswith("healthy")
 
 
@@ -281,18 +291,20 @@ async def test_sparklines_draw_the_tunnels_rates(profile, size, bars):
         assert len(snap.rx_history) >= 10 and min(snap.rx_history) > 0
         lines = screen_lines(app)
         for name, history in (("rx", snap.rx_history), ("tx", snap.tx_history)):
-            spark = app.screen.query_one(f"#{name}-spark", RateSparkline)
-            assert isinstance(spark, Sparkline)  # Textual's own widget
-            assert tuple(spark.data) == history
-            region = spark.region
-            drawn = "".join(lines[y][region.x:region.right] for y in range(region.y,
-                                                                        region.bottom))
+            widget = spark(app, name)
+            assert isinstance(widget, Sparkline)  # Textual's own widget
+            assert tuple(widget.data) == history
+            region = widget.region
+            start = region.x + len(widget.label)  # the bars, right of the label
+            drawn = "".join(lines[y][start:region.right] for y in range(region.y, region.bottom))
             assert set(drawn.strip()) and set(drawn.strip()) <= set(bars + " ")
             # newest at the right: the last column holds a bar
             assert lines[region.bottom - 1][region.right - 1] in bars
-            label = lines[region.y][:region.x]
+            label = lines[region.y][region.x:start]
             assert label.startswith(name) and label.strip().endswith("M")
         assert "bit/s, last" in app.screen.query_one("#tunnel-box", Frame).border_title
+        if profile is CONSOLE:  # with the bars drawn, still only the VGA font's glyphs
+            assert set("".join(lines)) <= CONSOLE_FONT
 
 
 @asynctest

@@ -33,9 +33,9 @@ def _note(text: str, style: str = DIM) -> Text:
     return Text(text, style=style)
 
 
-def tunnel_rate(name: str, bps: float | None) -> list[Text]:
-    """The label left of a sparkline: "rx 240.0M"."""
-    return [Text(f"{name} {fmt.rate(bps, 6)}", style=TITLE)]
+def rate_label(name: str, bps: float | None) -> str:
+    """A sparkline's label: "rx 240.0M " (the rate now, bits/s)."""
+    return f"{name} {fmt.rate(bps, 6)} "
 
 
 def tunnel_rates(snap: TunnelSnapshot | None) -> tuple[float | None, float | None]:
@@ -127,7 +127,9 @@ def verdict_lines(snap: VerdictSnapshot | None, width: int = 80) -> list[Text]:
         line.append(f": {stall}{steal}", style=DIM)
     if len(snap.verdicts) > 1:
         line.append(f" (+{len(snap.verdicts) - 1} more: [v])", style=DIM)
-    line.truncate(width, overflow="ellipsis")
+    if line.cell_len > width:  # an ASCII ellipsis: Rich's is not in the VGA font
+        line.truncate(width - 3)
+        line.append("...", style=DIM)
     return [line]
 
 

@@ -11,7 +11,6 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Static
@@ -22,7 +21,7 @@ from keel.selftest.events import Event, Failed, Progress, Sample
 from keel.selftest.results import TestResult
 from keel.ui import panels, signals
 from keel.ui.bigtext import big_text
-from keel.ui.frame import Frame
+from keel.ui.frame import Frame, frame, set_title
 from keel.ui.lines import LinesPanel
 from keel.ui.plot import LatencyPlot
 from keel.ui.selftest import Outcome, RecommendedRates, failure, outcome
@@ -49,9 +48,18 @@ class TestEvent(Message):
         self.event = event
 
 
+def aligned_delay(interval: float, now: float | None = None) -> float:
+    """Seconds to the next multiple of `interval` on the monotonic clock: the
+    collectors of one interval are polled together, so their snapshots are
+    drawn in one frame, not one frame each (what the console's CPU goes on)."""
+    now = time.monotonic() if now is None else now
+    return interval - now % interval
+
+
 class PollingScreen(Screen):
     """Polls its collectors while shown, one poll of each in flight at a time:
-    the timer is re-armed when a poll completes (Dolphie's pattern). A hidden
+    the timer is re-armed when a poll completes (Dolphie's pattern), for the
+    next multiple of the collector's interval (aligned_delay). A hidden
     (suspended) screen polls nothing."""
 
     POLLS: tuple[str, ...] = ()
@@ -104,7 +112,7 @@ class PollingScreen(Screen):
             if timer is not None:
                 timer.stop()
             self._poll_timers[worker.name] = self.set_timer(
-                self.keel.interval(worker.name), partial(self.poll, worker.name))
+                aligned_delay(self.keel.interval(worker.name)), partial(self.poll, worker.name))
 
     def on_polled(self, message: Polled) -> None:
         self.show(message.name, message.snapshot)
@@ -158,51 +166,44 @@ class DashboardScreen(PollingScreen):
         "verdict": panels.verdict_lines, "tunnel": panels.tunnel_lines,
         "cpu": panels.cpu_lines, "cake": panels.cake_lines, "tuning": panels.tuning_lines}
     KEYS = "[s]elftest [v]erdicts [c]onfig [h]istory [p] access [!] shell [r] poll [q]uit"
-    # scoped to the screen; keel.tcss's LinesPanel rule (the app's CSS) wins
-    # over these, so the rate labels' width is set on them
+    # one grid, no rows of containers: every container under a panel is one
+    # more layer the compositor renders under each change. Three columns: the
+    # side panels span the last one (TUNING) or two (CPU).
     DEFAULT_CSS = """
-    DashboardScreen .band { height: auto; }
-    DashboardScreen #tunnel-box, DashboardScreen #cake-box { width: 1fr; }
-    DashboardScreen #cpu-box { width: 42; }
-    DashboardScreen #tuning-box { width: 30; }
-    DashboardScreen #cpu-box.console { width: 34; }
-    DashboardScreen #tuning-box.console { width: 26; }
-    DashboardScreen .rate { height: auto; }
+    DashboardScreen {
+        layout: grid;
+        grid-size: 3;
+        grid-columns: 1fr 12 30;
+        grid-rows: auto auto 1fr auto;
+    }
+    DashboardScreen.console { grid-columns: 1fr 8 26; }
+    DashboardScreen #verdict, DashboardScreen #latency-box { column-span: 3; }
+    DashboardScreen #cpu, DashboardScreen #cake { column-span: 2; }
     DashboardScreen RateSparkline { height: 2; }
-    DashboardScreen RateSparkline.console { height: 1; }
+    DashboardScreen.console RateSparkline { height: 1; }
     DashboardScreen #rx-spark > .sparkline--max-color { color: $success; }
     DashboardScreen #tx-spark > .sparkline--max-color { color: $warning; }
     """
 
     def compose(self) -> ComposeResult:
         console = self.keel.profile.console
+        self.set_class(console, "console")
 
-        def frame(name: str, side: bool = False, grow: bool = False) -> Frame:
-            return Frame(panels.TITLES[name], console=console, side=side, grow=grow,
-                         id=f"{name}-box")
+        def panel(name: str, side: bool = False) -> LinesPanel:
+            """A LinesPanel under its title (no container: one layer fewer)."""
+            return frame(LinesPanel(id=name), panels.TITLES[name], console=console, side=side)
 
-        with frame("verdict"):
-            yield LinesPanel(id="verdict")
-        with Horizontal(classes="band"):
-            with frame("tunnel"):
-                for name in ("rx", "tx"):
-                    with Horizontal(classes="rate"):
-                        label = LinesPanel(id=f"{name}-rate")
-                        label.styles.width = len(panels.tunnel_rate(name, 1e9)[0]) + 1
-                        yield label
-                        yield RateSparkline(ascii_only=console, id=f"{name}-spark",
-                                            classes="console" if console else "")
-                yield LinesPanel(id="tunnel")
-            with frame("cpu", side=True):
-                yield LinesPanel(id="cpu")
-        with frame("latency", grow=True):
+        yield panel("verdict")
+        with Frame(panels.TITLES["tunnel"], console=console, id="tunnel-box"):
+            for name in ("rx", "tx"):
+                yield RateSparkline(ascii_only=console, id=f"{name}-spark")
+            yield LinesPanel(id="tunnel")
+        yield panel("cpu", side=True)
+        with Frame(panels.TITLES["latency"], console=console, grow=True, id="latency-box"):
             yield LinesPanel(id="latency")
             yield self.make_plot()
-        with Horizontal(classes="band"):
-            with frame("cake"):
-                yield LinesPanel(id="cake")
-            with frame("tuning", side=True):
-                yield LinesPanel(id="tuning")
+        yield panel("cake")
+        yield panel("tuning", side=True)
         yield Footer(self.KEYS, id="footer")
 
     def on_mount(self) -> None:
@@ -223,12 +224,12 @@ class DashboardScreen(PollingScreen):
         history = (() if snapshot is None else snapshot.rx_history,
                    () if snapshot is None else snapshot.tx_history)
         for name, bps, data in zip(("rx", "tx"), now, history, strict=True):
-            self.query_one(f"#{name}-rate", LinesPanel).set_lines(panels.tunnel_rate(name, bps))
-            self.query_one(f"#{name}-spark", RateSparkline).data = data
+            self.query_one(f"#{name}-spark", RateSparkline).show(
+                data, panels.rate_label(name, bps))
         span = self.query_one("#rx-spark", RateSparkline).span()
         title = panels.TITLES["tunnel"]
-        self.query_one("#tunnel-box", Frame).title = \
-            f"{title}  bit/s, last {span} s" if span else title
+        set_title(self.query_one("#tunnel-box", Frame),
+                  f"{title}  bit/s, last {span} s" if span else title)
 
 
 class VerdictsScreen(PollingScreen):

@@ -39,16 +39,20 @@ def columns(data: Sequence[float], width: int, seconds: int) -> list[float | Non
 
 class ZeroBars(SparklineRenderable):
     """Bars from zero to the window's highest value, one style for all (a
-    bar's colour does not change as it ages: a scroll repaints no styles)."""
+    bar's colour does not change as it ages: a scroll repaints no styles),
+    after a label on the first row."""
 
     def __init__(self, data: Sequence[float], *, width: int, height: int, seconds: int,
-                 bars: str, style: Style) -> None:
+                 bars: str, style: Style, label: str = "", label_style: Style | None = None
+                 ) -> None:
         super().__init__(data, width=width, height=height)
         self.seconds, self.bars, self.style = seconds, bars, style
+        self.label, self.label_style = label, label_style
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width, height = self.width or options.max_width, self.height or 1
-        cols = columns(self.data, width, self.seconds)
+        width -= len(self.label)
+        cols = columns(self.data, max(0, width), self.seconds)
         top = max((c for c in cols if c is not None), default=0.0)
         per_row = len(self.bars)
         levels = per_row * height
@@ -63,33 +67,49 @@ class ZeroBars(SparklineRenderable):
                 low = row * per_row
                 text.append(" " if level < low else self.bars[-1] if level >= low + per_row
                             else self.bars[level - low])
+            if self.label:
+                first = row == height - 1
+                yield Segment(self.label if first else " " * len(self.label),
+                              self.label_style if first else self.style)
             yield Segment("".join(text), self.style)
             if row:
                 yield Segment.line()
 
 
 class RateSparkline(Sparkline):
-    """Textual's Sparkline, drawn from zero in the profile's glyphs."""
+    """Textual's Sparkline, drawn from zero in the profile's glyphs, with the
+    rate now as its label ("rx 240.0M"): one widget a row, one repaint a poll."""
 
     DEFAULT_CSS = """
     RateSparkline { height: 1; width: 1fr; }
     """
-
     MINUTE = 60  # seconds the width shows at least (one sample a second)
 
     def __init__(self, ascii_only: bool = True, **kwargs) -> None:
         super().__init__(**kwargs)
         self.bars = CONSOLE_BARS if ascii_only else MODERN_BARS
+        self.label = ""
+
+    def show(self, data: Sequence[float], label: str) -> None:
+        """New history and label; one repaint if either changed."""
+        if label != self.label:
+            self.label = label
+            self.refresh()
+        self.data = data
+
+    @property
+    def bar_width(self) -> int:
+        return max(0, self.size.width - len(self.label))
 
     @property
     def seconds(self) -> int:
         """Samples a column: one when the width holds a minute, else enough
         that it does."""
-        return max(1, math.ceil(self.MINUTE / max(1, self.size.width)))
+        return max(1, math.ceil(self.MINUTE / max(1, self.bar_width)))
 
     def span(self) -> int:
         """Seconds of history across the width."""
-        return self.seconds * self.size.width
+        return self.seconds * self.bar_width
 
     def render(self) -> ZeroBars:
         _, base = self.background_colors
@@ -97,4 +117,5 @@ class RateSparkline(Sparkline):
                         if self.max_color is None else self.max_color)
         return ZeroBars(self.data or [], width=self.size.width, height=self.size.height,
                         seconds=self.seconds, bars=self.bars,
-                        style=self.rich_style + Style(color=color.rich_color))
+                        style=self.rich_style + Style(color=color.rich_color),
+                        label=self.label, label_style=self.rich_style + Style(bold=True))

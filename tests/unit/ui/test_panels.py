@@ -1,0 +1,31 @@
+"""The dashboard's panel lines: what the console can draw."""
+
+from __future__ import annotations
+
+from keel.metrics.verdict import VerdictSnapshot
+from keel.ui import panels
+from keel.verdicts import Verdict
+
+
+def test_a_long_verdict_is_cut_with_an_ascii_ellipsis():
+    long = Verdict("bloat", "bad", "the queue: latency +240 ms over idle under load " * 3)
+    (line,) = panels.verdict_lines(VerdictSnapshot(verdicts=(long,)), width=80)
+    assert line.cell_len == 80 and line.plain.endswith("...")
+    assert line.plain.isascii()  # Rich's ellipsis is not in the console's font
+    (short,) = panels.verdict_lines(VerdictSnapshot(verdicts=(Verdict("bloat", "bad", "x"),)))
+    assert short.plain == "x"
+
+
+def test_every_panel_has_a_title():
+    assert set(panels.TITLES) == {"verdict", "tunnel", "cpu", "latency", "cake", "tuning"}
+    assert all(title.isascii() and len(title) <= 32 for title in panels.TITLES.values())
+
+
+def test_polls_of_one_interval_are_aligned_to_its_multiples():
+    from keel.ui.screens import aligned_delay
+
+    assert aligned_delay(1.0, now=100.25) == 0.75
+    assert aligned_delay(1.0, now=100.0) == 1.0  # just polled on the tick: the next one
+    assert aligned_delay(5.0, now=103.0) == 2.0
+    # two collectors finishing at different moments fire together next time
+    assert 100.2 + aligned_delay(1.0, now=100.2) == 100.9 + aligned_delay(1.0, now=100.9)
