@@ -7,8 +7,6 @@ from __future__ import annotations
 import subprocess
 import threading
 
-from textual.widgets import Digits
-
 from keel.pair.peers import PeerRow
 from keel.ui.peers import PeersScreen
 from tests.ui.uihelpers import asynctest, make_app, screen_lines, settle
@@ -77,16 +75,18 @@ async def test_the_table_and_a_hub_pairing_with_the_code_shown_big():
         assert "edge-a" in text and "10.77.0.2" in text and "12 s ago" in text
         assert "edge-b" in text and "never" in text
         await pilot.press("n")
-        digits = screen.query_one("#pair-code", Digits)
+        big = screen.query_one("#pair-code")
         for _ in range(100):  # the worker waits for the edge: no settle() here
             await pilot.pause(0.02)
-            if digits.display:
+            if big.display:
                 break
-        assert digits.display and digits.value == "4821-0937"  # read off this screen
+        assert big.display and screen.code_shown == "4821-0937"  # read off this screen
+        text = "\n".join(screen_lines(app))
+        assert "#   #" in text and text.isascii()  # drawn big, in '#', on the console
         assert "on the edge: keel pair 203.0.113.2" in "\n".join(screen_lines(app))
         pair.edge_came.set()
         await settle(pilot)
-        assert not digits.display
+        assert not big.display
         assert pair.calls == [("hub", "", "")]
         assert "paired: the tunnel is up and kept" in "\n".join(screen_lines(app))
 

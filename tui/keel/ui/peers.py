@@ -1,6 +1,6 @@
 """The tunnel's peers on the console: who they are, their tunnel address,
 endpoint and last handshake (refreshed every 2 s), and pairing from here:
-[n] on a hub shows a one-time code (big, to read off this screen) and
+[n] on a hub shows a one-time code (in big digits, to read off this screen) and
 waits for an edge; [j] on an edge asks the hub's address and the code (not
 echoed). [d] unpairs the peer under the cursor after a yes."""
 
@@ -13,10 +13,11 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Digits, Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from keel.apply.confirmed import KEEL, Run, _run, last_line
 from keel.pair.peers import PeerRow, age, read_peer_rows
+from keel.ui.bigtext import big_text
 from keel.ui.screens import ConfirmScreen
 from keel.ui.setup import pair_after_setup
 
@@ -39,11 +40,12 @@ class PeersScreen(Screen):
         self.read, self.pair, self.run = read, pair, run
         self.rows: list[PeerRow] = []
         self.pairing = False
+        self.code_shown = ""
 
     def compose(self) -> ComposeResult:
         yield Static("PEERS  the tunnel's other ends", id="peers-title", markup=False)
         yield DataTable(id="peers", cursor_type="row", zebra_stripes=False)
-        yield Digits("", id="pair-code")
+        yield Static("", id="pair-code", markup=False)  # the code, big
         yield Input(placeholder="the hub's address (HUB or HUB:PORT), enter", id="hub-address")
         yield Input(placeholder="the code the hub shows, enter", password=True, id="hub-code")
         yield Static("", id="peers-said", markup=False)
@@ -88,9 +90,12 @@ class PeersScreen(Screen):
     # --- pairing ------------------------------------------------------------------
     def _progress(self, line: str) -> None:
         if m := CODE_LINE.match(line):
-            digits = self.query_one("#pair-code", Digits)
-            digits.update(m.group(1))
-            digits.display = True
+            # '#' glyphs on the console (its font lacks Digits' box pieces)
+            console = getattr(getattr(self.app, "profile", None), "console", True)
+            big = self.query_one("#pair-code", Static)
+            big.update("\n".join(big_text(m.group(1), console)))
+            big.display = True
+            self.code_shown = m.group(1)
             return
         if line.strip():
             self.say(line)
@@ -112,7 +117,8 @@ class PeersScreen(Screen):
 
     def _done(self, said: str) -> None:
         self.pairing = False
-        self.query_one("#pair-code", Digits).display = False
+        self.query_one("#pair-code", Static).display = False
+        self.code_shown = ""
         self.say(said)
         self.refresh_rows()
 
