@@ -199,3 +199,13 @@ def test_the_summary_says_what_will_be_set():
     assert lines[0] == "role       hub" and any(line.startswith("peer       HlOu1tgN6j")
                                                 for line in lines)
     assert all(len(line) <= 76 for line in m.summary(answers()))
+
+
+def test_a_router_still_called_keel_is_named_after_its_role():
+    """Pairing names each peer after its host name: two routers both called
+    "keel" would be "keel" and "keel-2" on the hub."""
+    assert SHIPPED.system.hostname == "keel"
+    assert config_of(answers()).system.hostname == "edge"
+    assert config_of(answers(role="hub")).system.hostname == "hub"
+    named = settings_model.with_value(BASE, "system.hostname", "office")
+    assert config_of(answers(role="hub"), named).system.hostname == "office"

@@ -316,6 +316,10 @@ def build(a: Answers, base: dict[str, Any]) -> dict[str, Any]:
     if a.role == "hub":
         for path, value in HUB_EXTRAS.items():
             _put(data, path, value)
+    # the shipped name says nothing, and pairing names each peer after its
+    # host name: a router still called "keel" is named after its role
+    if (data.get("system") or {}).get("hostname", "keel") == "keel":
+        _put(data, "system.hostname", a.role)
     return data
 
 
