@@ -46,7 +46,8 @@ EDGE_SHEET = f"""
     WAN          static: address {topo.EDGE_WAN_VIA_ISP}/24, gateway {topo.ISP_UP}
     LAN          as given (192.168.77.1/24, DHCP .100-.199)
     tunnel       pair: the hub's address {topo.HUB_WAN} and its code
-    shaping      measure: the throughput self-test, then [a] applies its rates, [k] keeps
+    shaping      measure: the throughput self-test; [a] applies its rates,
+                 [k] keeps them
   Then [s] on the dashboard, [c] compare: the bufferbloat test with CAKE
   bypassed, then in place. Ctrl-] ends the demo.
 """
@@ -68,6 +69,13 @@ def _drain(child: pexpect.spawn, stop: threading.Event) -> None:
             return
 
 
+def _terminal_back() -> None:
+    """This terminal as it was before a console UI took it: the main screen,
+    the cursor shown, plain attributes, cleared."""
+    sys.stdout.write("\x1b[?1049l\x1b[?25h\x1b[?1000l\x1b[0m\x1b[2J\x1b[H")
+    sys.stdout.flush()
+
+
 def _console(guest: Guest, command: str) -> None:
     """This terminal on the guest's serial console until Ctrl-]."""
     cols, rows = shutil.get_terminal_size((80, 24))
@@ -78,6 +86,7 @@ def _console(guest: Guest, command: str) -> None:
     term = os.environ.get("TERM", "vt220")
     child.sendline(f"export TERM={term}" + (f"; {command}" if command else ""))
     child.interact(escape_character="\x1d")
+    _terminal_back()
 
 
 def main(argv: list[str] | None = None) -> int:

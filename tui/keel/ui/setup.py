@@ -90,7 +90,8 @@ class ChoiceSet(RadioSet):
             self.choice_set, self.key = choice_set, key
 
     def __init__(self, name: str, options: dict[str, str], value: str, **kwargs: Any) -> None:
-        super().__init__(*(Choice(label, value=key == value, name=key)
+        # labels are plain text: "[a]" in one is a key to press, not markup
+        super().__init__(*(Choice(Text(label), value=key == value, name=key)
                            for key, label in options.items()),
                          compact=True, **kwargs)
         self.keys = list(options)
