@@ -37,6 +37,22 @@ def cake_kbit(guest, dev: str) -> int:
     return root["options"]["bandwidth"] * 8 // 1000
 
 
+def apply_and_keep(ui: ConsoleUI, others: tuple[ConsoleUI, ...] = ()) -> None:
+    """[y] on the review applies once its plan (keel apply --dry-run) is in:
+    before that the review says "wait for the plan", so [y] again; then
+    [y] on the countdown keeps it."""
+    for _ in range(30):
+        ui.press("y")
+        text = ui.wait_for(r"KEEP THESE SETTINGS\?|wait for the plan", 180, others)
+        if "KEEP THESE SETTINGS?" in text:
+            break
+        ui.pump(ui.guest.accel.scale(1.0))
+    else:
+        raise AssertionError("the review never applied:\n" + ui.text())
+    ui.press("y")
+    ui.wait_for(r"kept: these settings stay", 60, others)
+
+
 def test_hub_and_edge_set_up_from_their_consoles_by_keystrokes(lab):
     hub_ui = ConsoleUI(lab.hub)
     hub_ui.wait_for(r"step 1/\d: What is this router\?", 180)
@@ -51,11 +67,8 @@ def test_hub_and_edge_set_up_from_their_consoles_by_keystrokes(lab):
     hub_ui.press("enter")  # off: the VPS's link is not the bottleneck
     hub_ui.wait_for(r"step 6/6")
     hub_ui.press("enter")
-    hub_ui.wait_for(r"\+wan\.address", 120)  # the review: the diff and the plan
-    hub_ui.press("y")
-    hub_ui.wait_for(r"KEEP THESE SETTINGS\?", 180)
-    hub_ui.press("y")
-    hub_ui.wait_for(r"kept: these settings stay", 60)
+    hub_ui.wait_for(r"REVIEW", 120)  # the diff, and the plan below it
+    apply_and_keep(hub_ui)
     hub_ui.press("enter")
     shown = hub_ui.wait_for(r"code\s+\d{4}-\d{4}", 120)
     code = re.search(r"code\s+(\d{4}-\d{4})", shown).group(1)
@@ -79,11 +92,8 @@ def test_hub_and_edge_set_up_from_their_consoles_by_keystrokes(lab):
     edge_ui.press("up", "up", "enter")  # measure
     edge_ui.wait_for(r"step 7/7", others=(hub_ui,))
     edge_ui.press("enter")
-    edge_ui.wait_for(r"\+wan\.address", 120, others=(hub_ui,))
-    edge_ui.press("y")
-    edge_ui.wait_for(r"KEEP THESE SETTINGS\?", 180, others=(hub_ui,))
-    edge_ui.press("y")
-    edge_ui.wait_for(r"kept: these settings stay", 60, others=(hub_ui,))
+    edge_ui.wait_for(r"REVIEW", 120, others=(hub_ui,))
+    apply_and_keep(edge_ui, (hub_ui,))
     edge_ui.press("enter")
     paired = edge_ui.wait_for(r"paired: the tunnel is up and kept|not paired", 300,
                               others=(hub_ui,))
