@@ -35,13 +35,19 @@ def test_ui_shows_the_peer_rates_and_tunnel_cpu_under_traffic(lab, request):
     assert "TUNNEL" in text and "wg0" in text
     assert lab.hub_pub[:8] in text, "the peer is not shown"
     assert f"{topo.HUB_WAN}:51820" in text
-    # rates through the tunnel are not zero: "tx  4.1M" or "rx 123k"
-    tunnel_lines = [line for line in screen.display if "wg0" in line or "51820" in line]
-    rates = re.findall(r"(?:rx|tx)\s+([\d.]+)([kMG]?)", " ".join(tunnel_lines))
-    assert any(float(value) > 0 for value, _ in rates), tunnel_lines
-    # the tunnel's CPU: "0.12 core = 6% of 2 CPUs" and a CPU-seconds per Gbit figure
+    # rates through the tunnel are not zero, on the TUNNEL panel's sparkline
+    # labels ("tx   4.4M") and on the peer's line (".. hs 39s 130k/4.4M", rx/tx)
+    left = [line.split("|")[0] for line in screen.display]
+    spark = [m for line in left if (m := re.match(r"(rx|tx)\s+([\d.]+)[kMG]?\s", line))]
+    assert {m[1] for m in spark} == {"rx", "tx"}, left
+    assert any(float(m[2]) > 0 for m in spark), left
+    peer = next(line for line in left if f"{topo.HUB_WAN}:51820" in line)
+    peer_rates = re.search(r"([\d.]+)[kMG]?/([\d.]+)[kMG]?\s*$", peer)
+    assert peer_rates and float(peer_rates[2]) > 0, peer
+    # the tunnel's CPU: "0.57 core = 29% of 2 CPUs" and "117.0 CPU-s/Gbit at 4.9Mbit/s"
     assert re.search(r"[\d.]+ core = \d+% of \d+ CPUs", text), text
-    assert "CPU-s per Gbit" in text
+    cost = re.search(r"([\d.]+) CPU-s/Gbit at", text)
+    assert cost and float(cost[1]) > 0, text
     (lab.lab.workdir / "ui-screen-80x24.txt").write_text(text + "\n")
 
 
