@@ -33,7 +33,7 @@ dev-image: host-deps
 
 # static checks first (fast), then the dev image, then every test
 test: host-deps check dev-image
-	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m pytest $(PYTEST_ARGS) tests
+	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m pytest --durations=15 $(PYTEST_ARGS) tests
 
 # every host test (no image, no guest): unit tests, the UI's pilot and snapshot tests
 test-unit:

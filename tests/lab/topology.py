@@ -61,6 +61,7 @@ class RouterLab:
     hub: Guest
     lan: Guest | None = None
     isp: Guest | None = None
+    hub_pub: str = ""  # the hub's public key, once configured
 
     @property
     def edge_wan_address(self) -> str:

@@ -1,19 +1,20 @@
 """The one disk image boots by BIOS (SeaBIOS) and by UEFI (OVMF) to a login on
-ttyS0, with the board's kernel command line."""
+ttyS0, with the board's kernel command line; tty1 runs the console UI, and
+falls back to a login when the UI keeps failing."""
 
 from __future__ import annotations
 
 import pytest
 
+from tests.lab import shared
 from tests.lab.paths import CMDLINE_FILE
+
+SHARED_LAB = shared.image_lab
 
 
 @pytest.mark.parametrize("firmware", ["bios", "uefi"])
-def test_boot_reaches_login_on_ttyS0(make_lab, firmware):
-    lab = make_lab()
-    guest = lab.guest("keel", firmware=firmware)
-    lab.start()
-
+def test_boot_reaches_login_on_ttyS0(shared_lab, firmware):
+    guest = shared_lab.by_firmware(firmware)
     assert guest.check("tty") == "/dev/ttyS0"
     cmdline = [arg for arg in guest.check("cat /proc/cmdline").split()
                if not arg.startswith("BOOT_IMAGE=")]  # GRUB adds the kernel's path
@@ -23,3 +24,19 @@ def test_boot_reaches_login_on_ttyS0(make_lab, firmware):
     # init is BusyBox, and the keel command is installed
     assert "busybox" in guest.check("readlink -f /proc/1/exe")
     assert guest.check("keel --version").startswith("keel ")
+
+
+def test_tty1_runs_the_ui_and_falls_back_to_a_login_after_3_failed_starts(shared_lab):
+    guest = shared_lab.bios  # the UI left on tty1, as shipped
+    pid = guest.until("pgrep -f 'keel tui --console'", 120).split()[0]
+    assert guest.check(f"readlink /proc/{pid}/fd/0") == "/dev/tty1"
+    assert guest.check(f"tr '\\0' ' ' < /proc/{pid}/environ | grep -o 'TERM=linux'")
+    # the UI ends with an error within 30 s of its start, three times: a login
+    for _ in range(5):
+        if guest.run("pgrep -f 'getty 38400 tty1'").rc == 0:
+            break
+        guest.check("pkill -f 'keel tui --console'; sleep 1; true")
+        guest.until("pgrep -f 'keel tui --console' || pgrep -f 'getty 38400 tty1'", 120)
+    guest.until("pgrep -f 'getty 38400 tty1'", 60)
+    assert guest.run("pgrep -f 'keel tui --console'").rc != 0
+    assert int(guest.check("cat /run/keel/tty1-failures")) >= 3

@@ -7,15 +7,14 @@ import secrets
 
 import pytest
 
-DISK_MIB = 2048
+from tests.lab import shared
+
+SHARED_LAB = shared.image_lab
 
 
 @pytest.fixture(scope="module")
-def guest(make_module_lab):
-    lab = make_module_lab()
-    guest = lab.guest("keel", disk_size=f"{DISK_MIB}M")
-    lab.start()
-    return guest
+def guest(shared_lab):
+    return shared_lab.uefi  # on a disk of shared.DATA_DISK_MIB
 
 
 def test_data_grew_to_fill_the_disk(guest):
@@ -24,7 +23,8 @@ def test_data_grew_to_fill_the_disk(guest):
     size_mib = int(guest.check("df -m /data | awk 'NR == 2 { print $2 }'"))
     # the image's data partition is 32 MiB; the rest of the 2 GiB disk is
     # taken by the boot, EFI and root partitions (about 580 MiB)
-    assert size_mib > DISK_MIB - 700, f"/data is {size_mib} MiB on a {DISK_MIB} MiB disk"
+    disk = shared.DATA_DISK_MIB
+    assert size_mib > disk - 700, f"/data is {size_mib} MiB on a {disk} MiB disk"
     assert "backup GPT" not in guest.check("sfdisk --verify /dev/vda 2>&1; true")
 
 

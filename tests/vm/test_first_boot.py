@@ -17,18 +17,19 @@ import re
 
 import pytest
 
+from tests.lab import shared
 from tests.lab import topology as topo
 from tests.lab.ui_driver import ConsoleUI
 
+SHARED_LAB = shared.bloated_lab
+SHARED_LAB_FRESH = True  # guests as first booted: no other module has set them up
+
 
 @pytest.fixture(scope="module")
-def lab(make_module_lab):
-    rl = topo.build(make_module_lab(), lan=True, isp=True, smp=1)
-    rl.lab.start()
-    topo.setup_isp(rl.isp)
-    for guest in (rl.edge, rl.hub):
+def lab(shared_lab):
+    for guest in (shared_lab.edge, shared_lab.hub):
         assert guest.run("test -e /data/keel/keel.toml").rc != 0  # no user config
-    return rl
+    return shared_lab
 
 
 def cake_kbit(guest, dev: str) -> int:

@@ -4,13 +4,14 @@ nftables table."""
 
 from __future__ import annotations
 
+from tests.lab import shared
 
-def test_router_kernel_features_work(make_lab):
-    lab = make_lab()
-    guest = lab.guest("keel")
-    lab.link("wan", guest)  # a NIC with no peer: enough to hang qdiscs on
-    lab.start()
-    wan = guest.ifname("wan")
+SHARED_LAB = shared.image_lab
+
+
+def test_router_kernel_features_work(shared_lab):
+    guest = shared_lab.bios
+    wan = guest.ifname("spare")  # a NIC with no peer: enough to hang qdiscs on
 
     guest.check(f"ip link set {wan} up")
     guest.check("ip link add wg0 type wireguard")

@@ -20,10 +20,11 @@ from keel.parse import ping
 from keel.selftest.grading import percentile
 from keel.stall.summary import StallSecond
 from keel.thresholds import GRADE_BANDS
-from tests.lab import configs, figures
+from tests.lab import configs, figures, shared
 from tests.lab import topology as topo
 
-SHAPE = topo.Bottleneck()
+SHARED_LAB = shared.bloated_lab
+SHAPE = topo.Bottleneck()  # the isp's line, as shared.bloated_lab sets it
 CAKE_PERCENT = 90
 LOADS = ("download", "upload", "bidirectional")
 # CAKE in place against CAKE bypassed, per load phase, in the same run. The
@@ -55,11 +56,8 @@ GRADES = [letter for _, letter in GRADE_BANDS] + ["F"]
 
 
 @pytest.fixture(scope="module")
-def lab(make_module_lab):
-    rl = topo.build(make_module_lab(), lan=True, isp=True, smp=1)
-    rl.lab.start()
-    assert rl.isp and rl.lan
-    topo.setup_isp(rl.isp, SHAPE)
+def lab(shared_lab):
+    rl = shared_lab
     down, up = SHAPE.cake_rates(CAKE_PERCENT)
     configs.configure_with_keel(rl, download=down, upload=up, attach="tunnel")
     rl.lan.until(f"ping -n -c 1 -W 2 {topo.HUB_TUNNEL}", 60)  # DHCP lease, then the tunnel

@@ -20,12 +20,13 @@ import pytest
 
 from keel.parse import ping
 from keel.selftest.grading import percentile
-from tests.lab import configs, figures
+from tests.lab import configs, figures, shared
 from tests.lab import topology as topo
 from tests.lab.guest import Guest
 from tests.lab.throttle import throttled
 from tests.lab.watch import between, clock_offset, records, start_watch
 
+SHARED_LAB = shared.bloated_lab
 BASELINE_S, THROTTLED_S, AFTER_S = 15, 25, 25
 STOPPED_S, RUNNING_S = 0.15, 0.10  # the hub gets 40 % of the wall clock, in slices
 VERDICT_WITHIN_S = 10  # the bound, from the throttle's start
@@ -44,11 +45,8 @@ MAX_LOAD_RISE = 1.0
 
 
 @pytest.fixture(scope="module")
-def lab(make_module_lab):
-    rl = topo.build(make_module_lab(), lan=True, isp=True, smp=1)
-    rl.lab.start()
-    assert rl.isp and rl.lan
-    topo.setup_isp(rl.isp, topo.Bottleneck())
+def lab(shared_lab):
+    rl = shared_lab
     configs.configure_with_keel(rl, download=0, upload=0)  # no CAKE: the bloat case needs none
     rl.lan.until(f"ping -n -c 1 -W 2 {topo.HUB_TUNNEL}", 60)
     for guest in (rl.hub, rl.edge):  # S41stall started the stall meter at boot
