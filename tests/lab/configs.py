@@ -83,7 +83,7 @@ def configure_with_keel(rl: topo.RouterLab, edge_path: str = "/data/keel/keel.to
     hub.write_file("/data/keel/keel.toml",
                    hub_config(edge_pub, gateway=topo.ISP_CORE if rl.isp else NO_ROUTER))
     hub.check("keel apply", 60)
-    hub.check(f"ip addr add {topo.BEHIND_HUB}/32 dev lo")
+    hub.check(f"ip addr replace {topo.BEHIND_HUB}/32 dev lo")  # again: no error
     edge.write_file(edge_path, edge_config(hub_pub, **edge_options))
     edge.check("keel apply" + ("" if edge_path == "/data/keel/keel.toml" else f" {edge_path}"),
                60)

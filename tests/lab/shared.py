@@ -1,19 +1,18 @@
-"""The labs that several test modules share (tests/conftest.py: a module names
+"""The labs that several test modules share (tests/lab/lifetime.py: a module names
 one with `SHARED_LAB = shared.<builder>`). Each builder gets a factory of
 labs and returns the lab booted and set up as far as every module sharing it
 needs; a module sets up the rest itself."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from tests.lab import topology as topo
 from tests.lab.configs import configure_with_keel
 from tests.lab.guest import Guest
 from tests.lab.lab import Lab
+from tests.lab.lifetime import MakeLab
 
-MakeLab = Callable[[], Lab]
 DATA_DISK_MIB = 2048  # the UEFI guest's disk: larger than the image, so /data grows
 
 

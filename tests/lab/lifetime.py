@@ -1,0 +1,128 @@
+"""How long a lab lives, and where its consoles' logs go: labs for one test
+or one module (tests/conftest.py's fixtures), and labs that several modules
+share.
+
+Booting a lab costs one to two minutes under software emulation, so modules
+that can work on the same guests share one: a module names it with
+`SHARED_LAB = <a builder from tests/lab/shared.py>` (and `SHARED_LAB_FRESH =
+True` for guests no other module has set up) and gets it from the
+`shared_lab` fixture. Collection keeps the modules sharing a lab together;
+the lab is stopped after the last of them, or after a module with a failing
+test: the next module then boots a fresh one, and the failed lab's consoles'
+logs are kept under out/lab-runs/."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from tests.lab import paths
+from tests.lab.lab import Lab
+
+MakeLab = Callable[[], Lab]
+Build = Callable[[MakeLab], Any]
+
+
+def workdir(name: str) -> Path:
+    """An empty directory under out/lab-runs/ for the labs of `name`."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_")
+    path = paths.RUNS / safe
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
+
+
+def factory(where: Path, labs: list[Lab]) -> MakeLab:
+    """Makes labs under `where`, each kept in `labs` to be stopped."""
+    def make() -> Lab:
+        lab = Lab(where / f"lab{len(labs)}")
+        labs.append(lab)
+        return lab
+    return make
+
+
+def finish(labs: list[Lab], where: Path, failed: bool) -> None:
+    """Stop every guest; keep the consoles' logs (not the disks) if `failed`."""
+    for lab in labs:
+        lab.close()
+    if failed:
+        for disk in where.glob("*.qcow2"):
+            disk.unlink()
+        print(f"\nconsole logs kept in {where}")
+    else:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+@dataclass
+class _Shared:
+    value: Any
+    labs: list[Lab]
+    where: Path
+    modules: set[str] = field(default_factory=set)
+
+
+class SharedLabs:
+    """The shared labs open now, by builder name."""
+
+    def __init__(self) -> None:
+        self.open: dict[str, _Shared] = {}
+
+    def get(self, build: Build, module: str, *, fresh: bool = False) -> Any:
+        """What `build` makes, built once for the modules that share it.
+        `fresh`: a lab no other module has used yet."""
+        name = build.__name__
+        shared = self.open.get(name)
+        if shared is not None and fresh and shared.modules - {module}:
+            self.close(name, failed=False)
+            shared = None
+        if shared is None:
+            where = workdir(f"{name}.from.{module}")
+            labs: list[Lab] = []
+            try:
+                value = build(factory(where, labs))
+            except BaseException:
+                finish(labs, where, True)
+                raise
+            shared = self.open[name] = _Shared(value, labs, where)
+        shared.modules.add(module)
+        return shared.value
+
+    def close(self, name: str, failed: bool) -> None:
+        shared = self.open.pop(name, None)
+        if shared is not None:
+            finish(shared.labs, shared.where, failed)
+
+    def close_all(self) -> None:
+        for name in list(self.open):
+            self.close(name, failed=False)
+
+
+def shared_name(module: ModuleType | None) -> str | None:
+    """The name of the lab `module` shares (its SHARED_LAB builder's), if any."""
+    build = getattr(module, "SHARED_LAB", None)
+    return build.__name__ if build is not None else None
+
+
+def grouped(items: Iterable[Any]) -> list[Any]:
+    """Test items with the modules that share a lab one after the other, where
+    the first of them was; every other module keeps its place."""
+    blocks: dict[object, list[Any]] = {}
+    for item in items:
+        module = getattr(item, "module", None)
+        key = shared_name(module) or module or item.nodeid
+        blocks.setdefault(key, []).append(item)
+    return [item for block in blocks.values() for item in block]
+
+
+def ends_after(module: ModuleType, next_module: ModuleType | None, failed: bool) -> bool:
+    """Whether the lab `module` shares is stopped once its test is done: the
+    next test shares another lab (or none, or there is none), or `module`
+    had a failing test and the next test is another module's."""
+    if shared_name(next_module) != shared_name(module):
+        return True
+    return failed and next_module is not module
