@@ -48,6 +48,8 @@ MAX_LOAD_RISE = 1.0
 def lab(shared_lab):
     rl = shared_lab
     configs.configure_with_keel(rl, download=0, upload=0)  # no CAKE: the bloat case needs none
+    # none anywhere, also where the self-test's config had put it (the tunnel)
+    assert "cake" not in rl.edge.check("tc qdisc show"), "CAKE left on after shaping went off"
     rl.lan.until(f"ping -n -c 1 -W 2 {topo.HUB_TUNNEL}", 60)
     for guest in (rl.hub, rl.edge):  # S41stall started the stall meter at boot
         guest.until("test -s /run/keel/stall.jsonl && echo ok", 30)

@@ -11,6 +11,7 @@ from keel.apply.execute import execute
 from keel.apply.steps import Step
 from keel.model import Lan, RouterModel, Tuning, Wan
 from keel.parse.cpusysfs import CpuFreq
+from keel.parse.tcqdisc import Qdisc
 from keel.system.cpu_sysfs import CpuTuning
 
 
@@ -163,3 +164,40 @@ def test_a_prefix_gone_from_the_config_loses_its_route_through_the_tunnel(tmp_pa
     (step,) = [s for s in engine.plan_tunnel(none, TunnelProbe(tmp_path, {"192.168.77.0/24"}),
                                              lambda: "P" * 43 + "=") if s.component == "routes"]
     assert step.commands == (("ip", "route", "del", "192.168.77.0/24", "dev", "wg0"),)
+
+
+class ShapingProbe(engine.Probe):
+    """Links and qdiscs given as plain values: {device: [(kind, root)]}."""
+
+    def __init__(self, run_dir: Path, qdiscs: dict[str, list[tuple[str, bool]]]) -> None:
+        super().__init__(runner=None, run_dir=run_dir)  # type: ignore[arg-type]
+        self.devices = qdiscs
+
+    def links(self) -> dict[str, dict]:
+        return {dev: {"ifname": dev} for dev in self.devices}
+
+    def qdiscs(self, ifname: str | None = None) -> list[Qdisc]:
+        return [Qdisc(ifname or "", kind, "1:", root, 0, 0, 0, 0, 0, None, {}, ())
+                for kind, root in self.devices.get(ifname or "", [])]
+
+
+def test_shaping_off_after_the_tunnel_takes_cake_off_the_tunnel_and_its_ifb(tmp_path):
+    """Found in the lab: with CAKE on the tunnel (attach = "tunnel") and the
+    config then turning shaping off, CAKE stayed on wg0 and ifb4wg0 at the
+    old rates while the config said off. Now it goes, GRO back on."""
+    from keel.model import WireGuard
+
+    shaped = {"eth0": [("fq_codel", True)], "wg0": [("cake", True), ("ingress", False)],
+              "ifb4wg0": [("cake", True)], "eth1": []}
+    model = RouterModel(wans=(Wan("eth0"),), wireguard=WireGuard(address=("10.77.0.2/24",)))
+    steps = engine.plan_shaping(model, ShapingProbe(tmp_path, shaped))
+    commands = [c for s in steps for c in s.commands]
+    assert ("tc", "qdisc", "del", "dev", "wg0", "root") in commands
+    assert ("tc", "qdisc", "del", "dev", "wg0", "handle", "ffff:", "ingress") in commands
+    assert ("ip", "link", "del", "ifb4wg0") in commands
+    assert ("ethtool", "-K", "wg0", "gro", "on") in commands
+    assert "CAKE leaves wg0" in whys(steps)
+    # a tunnel never shaped: nothing to take off it
+    bare = {"eth0": [("fq_codel", True)], "wg0": [("noqueue", True)], "eth1": []}
+    steps = engine.plan_shaping(model, ShapingProbe(tmp_path, bare))
+    assert not any("wg0" in c for s in steps for c in s.commands), whys(steps)

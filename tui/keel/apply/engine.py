@@ -200,6 +200,8 @@ def _plan_wan_shaping(wan: Wan, tun: str | None, probe: Probe) -> list[Step]:
             cmds = [c for c in cake.ingress_commands(bare)
                     if c[0] != "ip" or cake.ifb_name(wan.interface) in links]
             steps.append(Step("shaping", f"no IFB on {wan.interface}", tuple(map(tuple, cmds))))
+    if tun and dev != tun and tun in links:
+        steps += _plan_unshape_tunnel(wan, tun, probe)
     egress = cake.egress_commands(wan, tun)
     stamp_egress = _sha(repr(egress))
     root = probe.root_qdisc(dev)
@@ -234,6 +236,26 @@ def _plan_wan_shaping(wan: Wan, tun: str | None, probe: Probe) -> list[Step]:
         if not probe.has_ingress(dev):
             cmds = [c for c in cmds if c[0] != "tc"]
         steps.append(Step("shaping", f"no ingress shaping on {dev}", tuple(map(tuple, cmds))))
+    return steps
+
+
+def _plan_unshape_tunnel(wan: Wan, tun: str, probe: Probe) -> list[Step]:
+    """Shaping left the tunnel (back to the WAN, or off): the tunnel's CAKE,
+    its ingress redirect and its IFB go, as if it had never been shaped.
+    Left in place, CAKE would go on shaping at the old rates while the config
+    says otherwise."""
+    steps = []
+    links = probe.links()
+    root = probe.root_qdisc(tun)
+    if root is not None and root.is_cake:
+        steps.append(Step("shaping", f"CAKE leaves {tun}", (("tc", "qdisc", "del", "dev", tun,
+                                                             "root"),)))
+    ifb = cake.ifb_name(tun)
+    if probe.has_ingress(tun) or ifb in links:
+        on_tunnel = Wan(wan.interface, shaping=type(wan.shaping)(attach="tunnel"))
+        cmds = [c for c in cake.ingress_commands(on_tunnel, tun)
+                if (c[0] != "ip" or ifb in links) and (c[0] != "tc" or probe.has_ingress(tun))]
+        steps.append(Step("shaping", f"no IFB on {tun}", tuple(map(tuple, cmds))))
     return steps
 
 
