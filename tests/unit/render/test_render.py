@@ -123,12 +123,14 @@ class SteadyProbe(engine.Probe):
         return {"eth1": {"192.168.77.1/24"}, "wg0": {"10.77.0.2/24"}}.get(ifname, set())
 
     def qdiscs(self, ifname):
+        if ifname == "wg0":  # CAKE sits on the WAN: the tunnel keeps its default
+            return tc_show(ifname, {"kind": "noqueue", "root": True})
         rate = {"eth0": 4500, "ifb4eth0": 18000}[ifname]
         return tc_show(ifname, {"kind": "cake", "root": True,
                                 "options": {"bandwidth": rate * 125, "diffserv": "besteffort"}})
 
     def has_ingress(self, ifname):
-        return True
+        return ifname == "eth0"
 
     def rules(self):
         return ""
@@ -191,6 +193,9 @@ class IngressCakeGoneProbe(SteadyProbe):
             return tc_show(ifname, {"kind": "cake", "root": True, "options": {
                 "bandwidth": 3600 * 125, "diffserv": "besteffort"}})
         return tc_show(ifname, {"kind": "fq_codel", "root": True, "options": {}})
+
+    def has_ingress(self, ifname):
+        return ifname == "wg0"
 
 
 def test_ingress_cake_comes_back_without_replacing_the_matchall_filter(tmp_path):
