@@ -45,7 +45,11 @@ def test_the_tunnel_is_cpu_bound_and_its_cost_agrees_with_proc_stat(lab):
     keel_cost = keel_seconds / keel_gbit
     ours = (ticks_after - ticks_before) / hz / ((bytes_after - bytes_before) * 8 / 1e9)
     print(f"tunnel CPU cost: keel {keel_cost:.2f}, /proc/stat {ours:.2f} CPU-s per Gbit")
-    assert abs(keel_cost - ours) <= 0.15 * ours, (keel_cost, ours)
+    # keel counts softirq and WireGuard's crypt workers; /proc/stat's system
+    # ticks also hold iperf3's and keel's own system calls around the whole
+    # test, so ours is the larger, by more on a busier host: keel/ours was
+    # 0.96 alone and 0.82 at the end of a full `make test` (once in 4 runs).
+    assert 0.75 * ours <= keel_cost <= 1.05 * ours, (keel_cost, ours)
 
     # the recommendation is about 90 % of what it measured
     best_down = max(p["down_mbit"] for p in phases.values())
