@@ -201,3 +201,20 @@ def test_shaping_off_after_the_tunnel_takes_cake_off_the_tunnel_and_its_ifb(tmp_
     bare = {"eth0": [("fq_codel", True)], "wg0": [("noqueue", True)], "eth1": []}
     steps = engine.plan_shaping(model, ShapingProbe(tmp_path, bare))
     assert not any("wg0" in c for s in steps for c in s.commands), whys(steps)
+
+
+def test_shaping_moved_to_the_tunnel_leaves_the_wan_plain_fq_codel(tmp_path):
+    from keel.model import Shaping, WireGuard
+
+    shaped = {"eth0": [("cake", True), ("ingress", False)], "ifb4eth0": [("cake", True)],
+              "wg0": [("noqueue", True)], "eth1": []}
+    model = RouterModel(wans=(Wan("eth0", shaping=Shaping(download_kbit=9000, upload_kbit=900,
+                                                          attach="tunnel")),),
+                        wireguard=WireGuard(address=("10.77.0.2/24",)))
+    steps = engine.plan_shaping(model, ShapingProbe(tmp_path, shaped))
+    commands = [c for s in steps for c in s.commands]
+    assert ("tc", "qdisc", "replace", "dev", "eth0", "root", "fq_codel") in commands
+    assert ("tc", "qdisc", "del", "dev", "eth0", "handle", "ffff:", "ingress") in commands
+    assert ("ip", "link", "del", "ifb4eth0") in commands
+    assert not any(c[:3] == ("ethtool", "-K", "eth0") for c in commands)
+    assert "CAKE leaves eth0" in whys(steps)

@@ -189,19 +189,10 @@ def _plan_wan_shaping(wan: Wan, tun: str | None, probe: Probe) -> list[Step]:
     dev, _extra = cake.shaped_device(wan, tun)
     if dev not in links and dev != tun:  # the tunnel is made by an earlier step
         return []
-    if dev != wan.interface and wan.interface in links:
-        # shaping moved to the tunnel: the WAN gets plain fq_codel, no IFB
-        bare = Wan(wan.interface, shaping=type(s)())
-        root = probe.root_qdisc(wan.interface)
-        if root is not None and root.is_cake:
-            steps.append(Step("shaping", f"CAKE moves from {wan.interface} to {dev}",
-                              tuple(map(tuple, cake.egress_commands(bare)))))
-        if probe.has_ingress(wan.interface):
-            cmds = [c for c in cake.ingress_commands(bare)
-                    if c[0] != "ip" or cake.ifb_name(wan.interface) in links]
-            steps.append(Step("shaping", f"no IFB on {wan.interface}", tuple(map(tuple, cmds))))
-    if tun and dev != tun and tun in links:
-        steps += _plan_unshape_tunnel(wan, tun, probe)
+    # shaping left a device (to the tunnel, back to the WAN, or off): unshape it
+    for other in (wan.interface, tun):
+        if other and other != dev and other in links:
+            steps += _plan_unshape(wan, other, tun, probe)
     egress = cake.egress_commands(wan, tun)
     stamp_egress = _sha(repr(egress))
     root = probe.root_qdisc(dev)
@@ -239,23 +230,26 @@ def _plan_wan_shaping(wan: Wan, tun: str | None, probe: Probe) -> list[Step]:
     return steps
 
 
-def _plan_unshape_tunnel(wan: Wan, tun: str, probe: Probe) -> list[Step]:
-    """Shaping left the tunnel (back to the WAN, or off): the tunnel's CAKE,
-    its ingress redirect and its IFB go, as if it had never been shaped.
-    Left in place, CAKE would go on shaping at the old rates while the config
-    says otherwise."""
+def _plan_unshape(wan: Wan, dev: str, tun: str | None, probe: Probe) -> list[Step]:
+    """`dev` (the WAN or the tunnel) is no longer where CAKE sits: its CAKE,
+    ingress redirect and IFB go. The WAN gets plain fq_codel (keel's "off"),
+    the tunnel its kernel default. Left in place, CAKE would go on shaping at
+    the old rates while the config says otherwise."""
     steps = []
     links = probe.links()
-    root = probe.root_qdisc(tun)
+    on_tunnel = dev == tun
+    bare = Wan(wan.interface, shaping=type(wan.shaping)(attach="tunnel" if on_tunnel else "wan"))
+    root = probe.root_qdisc(dev)
     if root is not None and root.is_cake:
-        steps.append(Step("shaping", f"CAKE leaves {tun}", (("tc", "qdisc", "del", "dev", tun,
-                                                             "root"),)))
-    ifb = cake.ifb_name(tun)
-    if probe.has_ingress(tun) or ifb in links:
-        on_tunnel = Wan(wan.interface, shaping=type(wan.shaping)(attach="tunnel"))
-        cmds = [c for c in cake.ingress_commands(on_tunnel, tun)
-                if (c[0] != "ip" or ifb in links) and (c[0] != "tc" or probe.has_ingress(tun))]
-        steps.append(Step("shaping", f"no IFB on {tun}", tuple(map(tuple, cmds))))
+        egress = ([["tc", "qdisc", "del", "dev", dev, "root"]] if on_tunnel
+                  else cake.egress_commands(bare, tun))
+        steps.append(Step("shaping", f"CAKE leaves {dev}", tuple(map(tuple, egress))))
+    ifb = cake.ifb_name(dev)
+    has_ingress = probe.has_ingress(dev)
+    if has_ingress or ifb in links:
+        cmds = [c for c in cake.ingress_commands(bare, tun)
+                if (c[0] != "ip" or ifb in links) and (c[0] != "tc" or has_ingress)]
+        steps.append(Step("shaping", f"no IFB on {dev}", tuple(map(tuple, cmds))))
     return steps
 
 
