@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import ipaddress
 import re
 from collections.abc import Callable
 
+from keel.config.netsets import address as strict_address
+from keel.config.netsets import interface as strict_interface
 from keel.config.netsets import network
 from keel.config.schema import Rule
 from keel.parse.ssh_key import parse_public_key
@@ -22,8 +23,8 @@ _LEASE_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 LEASE_MIN_S = 120  # dnsmasq's minimum
 LEASE_MAX_S = 365 * 86400
 WG_KEY_CHARS = 44
-_ENDPOINT_V6 = re.compile(r"^\[([^\]]*)\]:(\d{1,5})\Z")
-_ENDPOINT = re.compile(r"^([^:\[\]]*):(\d{1,5})\Z")
+_ENDPOINT_V6 = re.compile(r"\[([^\]]*)\]:([0-9]{1,5})")
+_ENDPOINT = re.compile(r"([^:\[\]]*):([0-9]{1,5})")
 
 
 def ifname(value: str) -> str | None:
@@ -59,20 +60,18 @@ def dns_name(value: str) -> str | None:
 
 def _is_ipv4(value: str) -> bool:
     try:
-        ipaddress.IPv4Address(value)
+        return strict_address(value).version == 4
     except ValueError:
         return False
-    return True
 
 
 def interface_address(value: str) -> str | None:
-    """An address with its prefix length: 192.168.77.1/24."""
-    if "/" not in value:
-        return "needs a prefix length, like 192.168.77.1/24"
+    """An address with its prefix length: 192.168.77.1/24 (strictly:
+    keel.config.netsets.interface)."""
     try:
-        iface = ipaddress.ip_interface(value)
-    except ValueError:
-        return "not an address with a prefix length"
+        iface = strict_interface(value)
+    except ValueError as err:
+        return str(err)
     net = iface.network
     if net.version == 4 and net.prefixlen < 31:
         if iface.ip == net.network_address:
@@ -83,18 +82,20 @@ def interface_address(value: str) -> str | None:
 
 
 def address(value: str) -> str | None:
+    """An address without a prefix (keel.config.netsets.address)."""
     try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        return "not an IP address"
+        strict_address(value)
+    except ValueError as err:
+        return str(err)
     return None
 
 
 def prefix(value: str) -> str | None:
+    """A prefix, host bits clear (keel.config.netsets.network)."""
     try:
         network(value)
     except ValueError as err:
-        return "host bits set in a prefix" if "host bits" in str(err) else "not an IP prefix"
+        return str(err)
     return None
 
 
@@ -116,14 +117,17 @@ def wg_key(value: str) -> str | None:
 
 
 def endpoint(value: str) -> str | None:
-    """host:port, or [IPv6]:port."""
-    if m := _ENDPOINT_V6.match(value):
+    """host:port, or [IPv6]:port; the address strictly (no zone id, no white
+    space: keel.config.netsets.address), the port in ASCII digits."""
+    if m := _ENDPOINT_V6.fullmatch(value):
         host_reason = None
         try:
-            ipaddress.IPv6Address(m[1])
-        except ValueError:
-            host_reason = "not an IPv6 address inside [...]"
-    elif m := _ENDPOINT.match(value):
+            if strict_address(m[1]).version != 6:
+                host_reason = ("not an IPv6 address inside [...] (an IPv4 address: write it "
+                               "without brackets)")
+        except ValueError as err:
+            host_reason = f"not an IPv6 address inside [...]: {err}"
+    elif m := _ENDPOINT.fullmatch(value):
         host_reason = dns_name(m[1])
     else:
         return "not host:port (or [IPv6]:port)"

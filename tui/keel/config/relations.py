@@ -5,12 +5,11 @@ ignored; the tunnel's own rules are in wireguard_relations.py."""
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterator
 
 from keel.config import wireguard_relations as tunnel
 from keel.config.errors import Problem
-from keel.config.netsets import Network
+from keel.config.netsets import Address, Interface, Network, address, interface
 from keel.config.schema import Config, Lan, Wan
 
 
@@ -25,11 +24,10 @@ def _wan(wan: Wan) -> Iterator[Problem]:
             if getattr(wan, name):
                 yield Problem(f"wan.{name}", "only for mode = static (mode is dhcp)")
     if wan.address and wan.gateway:
-        yield from _gateway(ipaddress.ip_interface(wan.address), ipaddress.ip_address(wan.gateway))
+        yield from _gateway(interface(wan.address), address(wan.gateway))
 
 
-def _gateway(iface: ipaddress.IPv4Interface | ipaddress.IPv6Interface,
-             gateway: ipaddress.IPv4Address | ipaddress.IPv6Address) -> Iterator[Problem]:
+def _gateway(iface: Interface, gateway: Address) -> Iterator[Problem]:
     """A gateway inside the WAN subnet, or anywhere on the link when the
     address is a single host (/32, /128: a VPS's on-link gateway) or the
     gateway is link-local."""
@@ -48,7 +46,7 @@ def _gateway(iface: ipaddress.IPv4Interface | ipaddress.IPv6Interface,
 
 
 def _lan(lan: Lan) -> Iterator[Problem]:
-    iface = ipaddress.ip_interface(lan.address)
+    iface = interface(lan.address)
     net = iface.network
     if net.version == 6:
         yield Problem("lan.address", "IPv6 LAN is not supported yet (keel serves DHCPv4 only; "
@@ -59,8 +57,8 @@ def _lan(lan: Lan) -> Iterator[Problem]:
         return
     if lan.dhcp_start is None or lan.dhcp_end is None:
         return
-    ends = {"dhcp_start": ipaddress.ip_address(lan.dhcp_start),
-            "dhcp_end": ipaddress.ip_address(lan.dhcp_end)}
+    ends = {"dhcp_start": address(lan.dhcp_start),
+            "dhcp_end": address(lan.dhcp_end)}
     inside = True
     for name, addr in ends.items():
         if addr not in net:
@@ -82,11 +80,11 @@ def _subnets(cfg: Config) -> Iterator[Problem]:
     """The LAN, the WAN and the tunnel are different subnets."""
     nets: list[tuple[str, Network]] = []
     if cfg.wan.address:
-        nets.append(("wan.address", ipaddress.ip_interface(cfg.wan.address).network))
+        nets.append(("wan.address", interface(cfg.wan.address).network))
     if cfg.lan is not None:
-        nets.append(("lan.address", ipaddress.ip_interface(cfg.lan.address).network))
+        nets.append(("lan.address", interface(cfg.lan.address).network))
     if cfg.wireguard.enabled:
-        nets += [(f"wireguard.address[{i}]", ipaddress.ip_interface(a).network)
+        nets += [(f"wireguard.address[{i}]", interface(a).network)
                  for i, a in enumerate(cfg.wireguard.address)]
     for k, (path, net) in enumerate(nets):
         for other, onet in nets[:k]:

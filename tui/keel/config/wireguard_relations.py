@@ -19,11 +19,18 @@ from them."""
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterator
 
 from keel.config.errors import Problem
-from keel.config.netsets import Address, NetSet, Network, earliest_overlaps, network
+from keel.config.netsets import (
+    Address,
+    NetSet,
+    Network,
+    address,
+    earliest_overlaps,
+    interface,
+    network,
+)
 from keel.config.schema import Config, WireGuard
 
 _LOOP = "the tunnel's own packets would loop into it"
@@ -86,10 +93,10 @@ def local_networks(cfg: Config) -> list[tuple[str, str, Network]]:
     """The router's own links: (key path, what, subnet)."""
     out: list[tuple[str, str, Network]] = []
     if cfg.lan is not None:
-        out.append(("lan.address", "the LAN", ipaddress.ip_interface(cfg.lan.address).network))
+        out.append(("lan.address", "the LAN", interface(cfg.lan.address).network))
     if cfg.wan.mode == "static" and cfg.wan.address:
         out.append(("wan.address", "the WAN subnet",
-                    ipaddress.ip_interface(cfg.wan.address).network))
+                    interface(cfg.wan.address).network))
     return out
 
 
@@ -111,7 +118,7 @@ def endpoint_address(endpoint: str | None) -> Address | None:
         return None
     host = endpoint.rsplit(":", 1)[0].removeprefix("[").removesuffix("]")
     try:
-        return ipaddress.ip_address(host)
+        return address(host)
     except ValueError:
         return None  # a host name: resolved only when the tunnel comes up
 
@@ -167,7 +174,7 @@ def allowed_on_local_links(cfg: Config, allowed: list[tuple[int, int, Network]]
 
 def endpoints_in_the_tunnel(wg: WireGuard) -> Iterator[Problem]:
     """An endpoint inside the tunnel's own subnet is reached through wg0."""
-    own = [(f"wireguard.address[{n}]", ipaddress.ip_interface(a).network)
+    own = [(f"wireguard.address[{n}]", interface(a).network)
            for n, a in enumerate(wg.address)]
     for k, peer in enumerate(wg.peer):
         addr = endpoint_address(peer.endpoint)
