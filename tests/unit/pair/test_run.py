@@ -17,22 +17,37 @@ from keel.config.dump import to_toml
 from keel.model import reading
 from keel.pair import run
 from keel.pair.errors import PairError
-from keel.system.commands import Runner
+from keel.system.commands import CommandError, Runner
 from tests.unit.pair.conftest import EDGE_KEY, HUB_KEY, edge_config, hub_config
 
 
 class NftRecorder(Runner):
-    """Keeps each ruleset `nft -f` was given."""
+    """Keeps each nft command; `fails` picks those that fail (rc 1, with
+    what nft says on stderr)."""
 
-    def __init__(self) -> None:
+    def __init__(self, fails=None) -> None:
         super().__init__()
-        self.rulesets: list[str] = []
+        self.fails = fails or (lambda argv: None)
 
     def run(self, argv, **kwargs):
         self.ran.append(list(argv))
-        if argv[:2] == ["nft", "-f"]:
-            self.rulesets.append(Path(argv[2]).read_text())
+        if (err := self.fails(list(argv))) is not None:
+            if kwargs.get("check", True):
+                raise CommandError(argv, 1, err)
+            return subprocess.CompletedProcess(argv, 1, "", err)
         return subprocess.CompletedProcess(argv, 0, "", "")
+
+    def opened(self, port: int, timeout_s: int) -> bool:
+        return ["nft", f"flush set inet keel pairing; add element inet keel pairing "
+                       f"{{ {port} timeout {timeout_s}s }}"] in self.ran
+
+    def closed(self, port: int) -> bool:
+        return ["nft", "delete", "element", "inet", "keel", "pairing", f"{{ {port} }}"] \
+            in self.ran
+
+    def reloads(self) -> list[list[str]]:
+        """Any load or flush of the ruleset: keel pair never does one."""
+        return [a for a in self.ran if a[:2] == ["nft", "-f"] or "flush ruleset" in " ".join(a)]
 
 
 class Side:
@@ -44,7 +59,8 @@ class Side:
         self.handshake_after = handshake_after
         self.sides = run.Sides(
             say=self.lines.append, public_key=lambda: key, apply=self.apply,
-            confirm=self.confirm, handshake=self.handshake, run_dir=tmp, runner=self.nft)
+            confirm=self.confirm, handshake=self.handshake, run_dir=tmp, runner=self.nft,
+            wan_networks=lambda config: [])
 
     def apply(self, config, path: Path, note: str):
         self.applied.append((to_toml(config), note))
@@ -110,16 +126,17 @@ def test_hub_and_edge_pair_apply_and_keep_it_after_the_handshake(hub_side, tmp_p
                                                                 monkeypatch):
     t, out = start_hub(hub_side)
     code = shown_code(hub_side)
-    # the port is open in keel's ruleset while the code waits, on the WAN only
-    assert f'iifname {{ "eth0" }} tcp dport {hub_side.port} accept' in hub_side.nft.rulesets[0]
+    # the port is open while the code waits: one element of keel's pairing set,
+    # with a kernel timeout (the window plus 15 s)
+    assert hub_side.nft.opened(hub_side.port, 20 + 15)
     edge, path = edge_side(tmp_path, monkeypatch)
     monkeypatch.setattr(reading, "USER_CONFIG", path)
     assert run.pair_edge(f"127.0.0.1:{hub_side.port}", code, edge.sides) == 0
     t.join(20)
     assert out == {"rc": 0}
-    # the port closed again: the ruleset without the rule, and nothing listens
-    assert len(hub_side.nft.rulesets) == 2
-    assert f"tcp dport {hub_side.port}" not in hub_side.nft.rulesets[1]
+    # the port closed again: that element deleted, nothing else, and nothing listens
+    assert hub_side.nft.closed(hub_side.port) and len(hub_side.nft.ran) == 2
+    assert hub_side.nft.reloads() == []
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", hub_side.port), timeout=2)
     (hub_text, hub_note), = hub_side.applied
@@ -144,7 +161,7 @@ def test_a_wrong_code_changes_nothing_and_closes_the_port(hub_side, tmp_path, mo
     t.join(20)
     assert "wrong code" in str(out["error"])
     assert hub_side.applied == [] and edge.applied == []
-    assert f"tcp dport {hub_side.port}" not in hub_side.nft.rulesets[-1]
+    assert hub_side.nft.closed(hub_side.port) and hub_side.nft.reloads() == []
     # a second attempt: nobody listens any more
     with pytest.raises(PairError, match="cannot reach the hub"):
         run.pair_edge(f"127.0.0.1:{hub_side.port}", code, edge.sides)
@@ -155,8 +172,8 @@ def test_no_edge_within_the_wait_closes_the_port(hub_side):
     t, out = start_hub(hub_side, wait_s=0.5)
     t.join(10)
     assert "no edge came within" in str(out["error"])
-    assert hub_side.applied == [] and len(hub_side.nft.rulesets) == 2
-    assert f"tcp dport {hub_side.port}" not in hub_side.nft.rulesets[-1]
+    assert hub_side.applied == [] and hub_side.nft.closed(hub_side.port)
+    assert len(hub_side.nft.ran) == 2
     assert any(line == f"TCP {hub_side.port} closed" for line in hub_side.lines)
 
 

@@ -3,6 +3,7 @@ system already in the desired state gets no step at all."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from keel.apply import engine
@@ -19,6 +20,7 @@ from keel.model import (
 )
 from keel.parse.tcqdisc import Qdisc, parse_qdiscs
 from keel.render import cake, dnsmasq, nft, wireguard
+from keel.system.commands import Runner
 from keel.system.cpu_sysfs import CpuTuning
 
 PUB = "HlOu1tgN6jIPCqo/B9y+b7TT1bltyagEMGZGjSZNPVI="
@@ -88,6 +90,25 @@ def test_nft_default_deny_on_wan_with_the_wireguard_port_open():
     assert 'iifname "wg0" oifname { "eth0" } accept' in rules
 
 
+def test_the_pairing_port_has_a_place_of_its_own_in_every_ruleset():
+    """A set with timeouts and one rule on the WAN: `keel pair` adds an
+    element that expires by itself and deletes only that; a reload carries
+    a waiting element over with what remains of its timeout."""
+    rules = nft.render_ruleset(EDGE)
+    assert "\tset pairing {\n\t\ttype inet_service\n\t\tflags timeout\n" in rules
+    assert 'iifname { "eth0" } tcp dport @pairing accept' in rules
+    assert "elements" not in rules and "tcp dport 51820" not in rules
+    waiting = nft.render_ruleset(EDGE, [(51820, 412)])
+    assert "\t\telements = { 51820 timeout 412s }\n" in waiting
+    assert waiting.replace("\t\telements = { 51820 timeout 412s }\n", "") == rules
+    assert nft.pairing_open(51820, 615) == [
+        "nft", "flush set inet keel pairing; add element inet keel pairing "
+               "{ 51820 timeout 615s }"]
+    assert nft.pairing_close(51820) == ["nft", "delete", "element", "inet", "keel", "pairing",
+                                        "{ 51820 }"]
+    assert nft.render_ruleset(EDGE).splitlines()[2] == "flush ruleset"
+
+
 def test_wireguard_conf_and_routes():
     conf = wireguard.render_syncconf(EDGE.wireguard, SECRET)
     assert f"PrivateKey = {SECRET}" in conf and "Endpoint = 203.0.113.2:51820" in conf
@@ -109,11 +130,38 @@ def tc_show(dev: str, *qdiscs: dict) -> list[Qdisc]:
     return parse_qdiscs(list(qdiscs), dev)
 
 
+LISTING = """table inet keel {
+\tset pairing {
+\t\ttype inet_service
+\t\tflags timeout
+\t}
+
+\tchain input {
+\t\ttype filter hook input priority filter; policy drop;
+\t\tiifname "eth0" tcp dport @pairing accept
+\t}
+}
+"""
+
+
+class ListingRunner(Runner):
+    """nft lists `listing` (settable: drift); anything else says nothing."""
+
+    def __init__(self, listing: str = LISTING) -> None:
+        super().__init__()
+        self.listing = listing
+
+    def run(self, argv, **kwargs):
+        self.ran.append(list(argv))
+        out = self.listing if tuple(argv) == nft.LIST_STATELESS else ""
+        return subprocess.CompletedProcess(list(argv), 0, out, "")
+
+
 class SteadyProbe(engine.Probe):
     """A system where everything of EDGE is already in place."""
 
     def __init__(self, run_dir: Path) -> None:
-        super().__init__(runner=None, run_dir=run_dir)  # type: ignore[arg-type]
+        super().__init__(runner=ListingRunner(), run_dir=run_dir)
 
     def links(self):
         return {name: {"ifname": name, "flags": ["UP"], "mtu": 1420 if name == "wg0" else 1500,
@@ -141,9 +189,6 @@ class SteadyProbe(engine.Probe):
     def default_gateway(self, version=4):
         return None
 
-    def nft_table_present(self):
-        return True
-
     def pid_alive(self, pidfile):
         return "dnsmasq" in pidfile or "udhcpc" in pidfile
 
@@ -160,6 +205,8 @@ def test_a_system_in_the_desired_state_gets_no_step(tmp_path):
     # nothing stamped yet: keel re-asserts what it cannot prove it made
     assert {s.component for s in first} >= {"firewall", "wireguard"}
     for step in first:
+        if step.component == "firewall" and step.action is not None:
+            step.action()  # notes the ruleset as nft lists it back
         for path, value in step.stamps:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             Path(path).write_text(value)

@@ -21,6 +21,7 @@ from keel.apply.execute import Outcome, execute
 from keel.apply.probe import RUN_DIR, Probe
 from keel.apply.steps import Step, stop_daemon
 from keel.model import RouterModel, Tuning, Wan
+from keel.parse import nftlist
 from keel.parse.tcqdisc import Qdisc
 from keel.render import cake, dnsmasq, nft, wan_route, wireguard
 from keel.system.commands import Runner
@@ -253,15 +254,51 @@ def _plan_unshape(wan: Wan, dev: str, tun: str | None, probe: Probe) -> list[Ste
     return steps
 
 
+LIVE_STAMP = "nft.live"  # the ruleset as listed right after keel loaded it
+
+
+def record_live_ruleset(runner: Runner, run_dir: Path) -> list[str]:
+    """Right after keel loads its ruleset: the listing nft gives back
+    (without counters or set contents), kept to see drift later."""
+    path = run_dir / "state" / LIVE_STAMP
+    proc = runner.run(list(nft.LIST_STATELESS), check=False)
+    listing = nftlist.normalized(proc.stdout) if proc.returncode == 0 else ""
+    if not listing:
+        path.unlink(missing_ok=True)
+        return ["could not list the ruleset back: the next apply loads it again"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(listing + "\n")
+    return []
+
+
 def plan_firewall(model: RouterModel, probe: Probe) -> list[Step]:
+    """The ruleset is loaded again when the config's differs from the one
+    keel loaded (its stamp), or when the live ruleset differs from what nft
+    listed right after that load (drift: a rule added or removed by hand, a
+    leftover, another table). A pairing port waiting now is carried over
+    with what remains of its timeout (`keel pair` goes on waiting)."""
     ruleset = nft.render_ruleset(model)
     digest = _sha(ruleset)
-    if probe.stamp("nft.sha") == digest and probe.nft_table_present():
+    recorded, live = probe.stamp(LIVE_STAMP), probe.nft_listing()
+    if probe.stamp("nft.sha") != digest:
+        why = "load the nftables ruleset"
+    elif recorded is None or live is None:
+        why = "load the nftables ruleset (none recorded as loaded by keel)"
+    elif live != recorded:
+        why = ("load the nftables ruleset again: it drifted from what keel loaded ("
+               + "; ".join(nftlist.drift(recorded, live)) + ")")
+    else:
         return []
+    waiting = probe.pairing_waiting()
+    if waiting:
+        why += f"; the pairing port waiting keeps its {waiting[0][1]} s"
     path = probe.run_dir / "ruleset.nft"
-    return [Step("firewall", "load the nftables ruleset (checked with nft -c first)",
+    return [Step("firewall", f"{why} (checked with nft -c first)",
                  (("nft", "-f", str(path)),),
-                 ((str(path), ruleset, 0o644),), _stamp(probe.run_dir, "nft.sha", digest))]
+                 ((str(path), nft.render_ruleset(model, waiting), 0o644),),
+                 _stamp(probe.run_dir, "nft.sha", digest)),
+            Step("firewall", "note the ruleset as loaded, to see drift later",
+                 action=lambda: record_live_ruleset(probe.runner, probe.run_dir))]
 
 
 def plan_dnsmasq(model: RouterModel, probe: Probe) -> list[Step]:

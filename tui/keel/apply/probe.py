@@ -7,7 +7,9 @@ import json
 import os
 from pathlib import Path
 
+from keel.parse import nftlist
 from keel.parse.tcqdisc import Qdisc
+from keel.render import nft
 from keel.system import links, pm_qos
 from keel.system.commands import Runner
 from keel.system.cpu_sysfs import CpuTuning, read_tuning
@@ -87,6 +89,21 @@ class Probe:
     def nft_table_present(self) -> bool:
         argv = ["nft", "list", "table", "inet", "keel"]
         return self.runner.run(argv, check=False).returncode == 0
+
+    def nft_listing(self) -> str | None:
+        """The ruleset loaded now, without counters or set contents
+        (keel.parse.nftlist.normalized); None when nft cannot list it."""
+        proc = self.runner.run(list(nft.LIST_STATELESS), check=False)
+        return nftlist.normalized(proc.stdout) if proc.returncode == 0 else None
+
+    def pairing_waiting(self) -> list[tuple[int, int]]:
+        """(port, seconds left) of each pairing port open now with a timeout
+        (`keel pair` waiting on the hub)."""
+        proc = self.runner.run(list(nft.LIST_PAIRING), check=False)
+        if proc.returncode != 0:
+            return []
+        return [(e.port, e.expires_s) for e in nftlist.set_elements(proc.stdout)
+                if e.expires_s is not None and e.expires_s > 0]
 
     def stamp(self, name: str) -> str | None:
         try:

@@ -7,6 +7,7 @@ from typing import Any
 
 from keel.apply.boot import BootRecord
 from keel.model import RouterModel
+from keel.parse import nftlist
 from keel.parse.procstat import CpuShare
 from keel.parse.tcqdisc import Qdisc, root_cake
 from keel.parse.wgdump import WgInterface
@@ -174,6 +175,45 @@ def check_boot(record: BootRecord | None) -> list[Check]:
     if record.failures:
         return [Check("config", "boot", WARN, f"booted on {record.applied} because {why}", data)]
     return [Check("config", "boot", OK, f"booted on {record.applied}", data)]
+
+
+@dataclass(frozen=True)
+class RulesetState:
+    """What the firewall check reads: the config's ruleset as keel renders
+    it, the one keel last loaded, what nft listed right after that load and
+    what it lists now, and the pairing set's elements."""
+    rendered_sha: str
+    loaded_sha: str | None  # the stamp `keel apply` left; None: none loaded
+    recorded: str | None  # the listing right after that load
+    live: str | None  # the listing now; None: nft could not list it
+    pairing: tuple[nftlist.Element, ...] = ()
+
+
+def check_firewall(state: RulesetState) -> list[Check]:
+    if state.live is None:
+        found = [Check("firewall", "ruleset", FAIL, "nft cannot list the ruleset")]
+    elif state.loaded_sha is None or state.recorded is None:
+        found = [Check("firewall", "ruleset", FAIL,
+                       "keel has not loaded its ruleset since boot (keel apply loads it)")]
+    elif (changes := nftlist.drift(state.recorded, state.live)):
+        found = [Check("firewall", "ruleset", FAIL,
+                       "drift from what keel loaded: " + "; ".join(changes)
+                       + " (keel apply loads keel's again)", {"drift": changes})]
+    elif state.loaded_sha != state.rendered_sha:
+        found = [Check("firewall", "ruleset", FAIL,
+                       "the ruleset loaded is not this config's (keel apply loads it)")]
+    else:
+        found = [Check("firewall", "ruleset", OK, "as keel loaded it, for this config")]
+    for e in state.pairing:
+        if e.timeout_s is None:
+            found.append(Check("firewall", "pairing port", FAIL,
+                               f"TCP {e.port} open on the WAN with no timeout (not keel "
+                               f"pair's: nft delete element inet keel pairing {{ {e.port} }})"))
+        else:
+            found.append(Check("firewall", "pairing port", INFO,
+                               f"TCP {e.port} open on the WAN for a pairing code, closes by "
+                               f"itself in {e.expires_s or 0} s"))
+    return found
 
 
 def exit_status(checks: list[Check]) -> int:

@@ -38,6 +38,7 @@ def run_doctor(as_json: bool, seconds: float) -> int:
         found += checks.check_shaping(model, collect.qdiscs(runner))
         found += checks.check_tunnel(model, collect.wireguard(runner), time.time())
         found += checks.check_mtu(model, collect.mtus(runner))
+        found += checks.check_firewall(collect.ruleset(model, runner, engine.RUN_DIR))
     status = checks.exit_status(found)
     if as_json:
         print(json.dumps({"status": "fail" if status else "ok",

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
+from pathlib import Path
 
-from keel.parse import procstat
+from keel.doctor.checks import RulesetState
+from keel.model import RouterModel
+from keel.parse import nftlist, procstat
 from keel.parse.tcqdisc import Qdisc
 from keel.parse.wgdump import WgInterface
+from keel.render import nft
 from keel.system.commands import Runner
 from keel.system.cpu_sysfs import CpuTuning, read_tuning
 from keel.system.cpu_times import read_cpu_times
@@ -39,6 +44,26 @@ def wireguard(runner: Runner) -> dict[str, WgInterface]:
 def mtus(runner: Runner) -> dict[str, int]:
     proc = runner.run(["ip", "-j", "link", "show"], check=False)
     return {link["ifname"]: link.get("mtu", 0) for link in json.loads(proc.stdout or "[]")}
+
+
+def ruleset(model: RouterModel, runner: Runner, run_dir: Path) -> RulesetState:
+    """The firewall as `keel apply` left it and as it is now."""
+    from keel.apply.engine import LIVE_STAMP
+
+    def stamp(name: str) -> str | None:
+        try:
+            return (run_dir / "state" / name).read_text().strip() or None
+        except OSError:
+            return None
+
+    listed = runner.run(list(nft.LIST_STATELESS), check=False)
+    pairing = runner.run(list(nft.LIST_PAIRING), check=False)
+    return RulesetState(
+        rendered_sha=hashlib.sha256(nft.render_ruleset(model).encode()).hexdigest(),
+        loaded_sha=stamp("nft.sha"), recorded=stamp(LIVE_STAMP),
+        live=nftlist.normalized(listed.stdout) if listed.returncode == 0 else None,
+        pairing=tuple(nftlist.set_elements(pairing.stdout)) if pairing.returncode == 0
+        else ())
 
 
 def tuning() -> CpuTuning:

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from keel.pair.errors import PairError
+from keel.shown import shown
 
 
 def _wait_seconds(text: str) -> int:
@@ -27,7 +28,11 @@ def _pair(args: argparse.Namespace) -> int:
 
     try:
         if args.hub is None:
-            return run.pair_hub(wait_s=args.wait)
+            return run.pair_hub(wait_s=args.wait, allow_public=tuple(args.allow_public))
+        if args.allow_public:
+            print("keel pair: --allow-public is for the hub (keel pair without HUB)",
+                  file=sys.stderr)
+            return 2
         code = args.code if args.code is not None else getpass.getpass("code: ")
         return run.pair_edge(args.hub, code)
     except (PairError, InvalidConfig, KeyFileError, CommandError) as err:
@@ -36,6 +41,21 @@ def _pair(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("keel pair: stopped; nothing changed", file=sys.stderr)
         return 1
+    except Exception as err:  # no traceback: one line (a bug of keel's, if it comes to this)
+        print(f"keel pair: ended by an unexpected error ({type(err).__name__}: "
+              f"{shown(err, limit=200)})", file=sys.stderr)
+        return 1
+
+
+def _public_prefix(text: str) -> str:
+    """A prefix the hub's operator lets an edge claim as its LAN."""
+    import ipaddress
+
+    from keel.config import checks
+
+    if (why := checks.prefix(text)):
+        raise argparse.ArgumentTypeError(f"{shown(text, limit=60)}: {why}")
+    return str(ipaddress.ip_network(text))
 
 
 def _peers(args: argparse.Namespace) -> int:
@@ -88,6 +108,11 @@ def add_pair_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("code", nargs="?", help="the code the hub shows (edge)")
     p.add_argument("--wait", type=_wait_seconds, default=600, metavar="SECONDS",
                    help="how long the code waits for the edge (hub; 1-600, default 600)")
+    p.add_argument("--allow-public", action="append", default=[], type=_public_prefix,
+                   metavar="PREFIX",
+                   help="(hub) let the edge claim this public prefix as its LAN; without it "
+                        "only private ones (RFC 1918, 100.64.0.0/10, ULA) of /16-/30 "
+                        "(IPv6 /48-/64) are taken")
     p.set_defaults(func=_pair)
 
     p = sub.add_parser("peers", help="the tunnel's peers; remove NAME unpairs one")

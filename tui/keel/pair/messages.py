@@ -9,6 +9,7 @@ from typing import Any
 
 from keel.config import checks
 from keel.pair.errors import PairError
+from keel.shown import shown
 
 KEEPALIVE_S = 25  # the edge, behind NAT, keeps its mapping open
 
@@ -62,7 +63,7 @@ def _field(what: str, message: dict[str, Any], name: str, kind: str) -> Any:
         reason = next((r for v in value if (r := _CHECKS[name](v))), None)
         value = tuple(value)
     if reason:
-        raise PairError(f"a malformed {what}: {name}: {reason}")
+        raise PairError(f"a malformed {what}: {name}: {shown(reason, limit=200)}")
     return value
 
 
@@ -70,7 +71,8 @@ def _read(cls: Any, what: str, message: dict[str, Any]) -> Any:
     fields = dataclasses.fields(cls)
     extra = set(message) - {f.name for f in fields}
     if extra:
-        raise PairError(f"a malformed {what}: unknown field {sorted(extra)[0]!r}")
+        raise PairError(f"a malformed {what}: unknown field "
+                        f"'{shown(sorted(extra)[0], limit=40)}'")
     return cls(**{f.name: _field(what, message, f.name, str(f.type)) for f in fields})
 
 

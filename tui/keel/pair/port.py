@@ -1,42 +1,49 @@
-"""The pairing port on the hub's WAN: keel's whole nftables ruleset, loaded
-again (atomically, `nft -f`) with one more rule while a code waits, and
-again without it afterwards."""
+"""The pairing port on the hub's WAN: one element of the set
+`inet keel pairing` that keel's ruleset always has (keel.render.nft), added
+with a kernel timeout so that it expires by itself even if `keel pair` is
+killed (SIGKILL, a power cut), and deleted alone when pairing ends. The
+rest of the ruleset is never touched: no reload, no flush."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from keel.pair.errors import PairError
+from keel.render import nft
+from keel.system.commands import Runner
 
-from keel.apply.probe import RUN_DIR
-from keel.model import RouterModel
-from keel.render.nft import render_ruleset
-from keel.system.commands import CommandError, Runner
+MARGIN_S = 15  # the element outlives the code's window by this much at most
 
 
 class PairingPort:
-    def __init__(self, model: RouterModel, port: int, runner: Runner | None = None,
-                 run_dir: Path = RUN_DIR) -> None:
-        self.model, self.port = model, port
+    def __init__(self, port: int, window_s: float, runner: Runner | None = None) -> None:
+        self.port = port
+        self.timeout_s = int(window_s) + MARGIN_S
         self.runner = runner or Runner()
-        self.path = run_dir / "ruleset-pairing.nft"
         self.is_open = False
 
-    def _load(self, pairing_port: int | None) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(render_ruleset(self.model, pairing_port))
-        self.runner.run(["nft", "-f", str(self.path)])
-
     def open(self) -> None:
-        self._load(self.port)
+        """Raises PairError (nothing opened) when keel's ruleset has no
+        pairing set (not loaded by this keel: keel apply loads it)."""
+        proc = self.runner.run(nft.pairing_open(self.port, self.timeout_s), check=False)
+        if proc.returncode != 0:
+            why = (proc.stderr or "").strip().splitlines()
+            raise PairError(f"cannot open TCP {self.port} for pairing: keel's ruleset has no "
+                            f"pairing set (run keel apply first; nft said: "
+                            f"{why[0] if why else proc.returncode})")
         self.is_open = True
 
-    def close(self) -> None:
-        """Back to the ruleset `keel apply` loaded (the same text: its stamp holds)."""
+    def close(self) -> str:
+        """The element deleted; what to say. Never raises: an element that
+        cannot be deleted closes by itself at its timeout."""
+        if not self.is_open:
+            return f"TCP {self.port} closed"
+        self.is_open = False
         try:
-            self._load(None)
-        except CommandError:
-            # keel's own ruleset failed to load back: flush the pairing rule at least
-            self.runner.run(["nft", "flush", "ruleset"], check=False)
-            raise
-        finally:
-            self.is_open = False
-            self.path.unlink(missing_ok=True)
+            proc = self.runner.run(nft.pairing_close(self.port), check=False)
+        except Exception as err:  # nft missing, a timeout: the kernel's timeout closes it
+            return (f"TCP {self.port} closes by itself within {self.timeout_s} s "
+                    f"(nft: {type(err).__name__})")
+        if proc.returncode == 0 or "No such file" in (proc.stderr or ""):
+            # gone already: expired, or the ruleset was loaded again meanwhile
+            return f"TCP {self.port} closed"
+        return (f"TCP {self.port} closes by itself within {self.timeout_s} s (the kernel's "
+                f"timeout; nft could not delete it now)")

@@ -82,6 +82,8 @@ class Channel:
         self._transcript.add(b"m", frame)
         try:
             message = json.loads(data)
+        except RecursionError:
+            raise PairError("a malformed message (JSON nested too deep)") from None
         except ValueError:
             raise PairError("a malformed message (not JSON)") from None
         if not isinstance(message, dict):

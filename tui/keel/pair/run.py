@@ -6,10 +6,13 @@ happened (else it rolls back by itself)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import ipaddress
+import signal
 import socket
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,7 +28,8 @@ from keel.pair.messages import EdgeOffer
 from keel.pair.port import PairingPort
 from keel.pair.session import Paired, edge_session, hub_session
 from keel.pair.wire import Frames
-from keel.system.commands import Runner
+from keel.shown import shown
+from keel.system.commands import CommandError, Runner
 from keel.system.nics import read_nics
 from keel.system.source import SourceError
 from keel.system.wireguard import read_wireguard
@@ -38,6 +42,7 @@ CONNECT_S = 15
 DEFAULT_PORT = 51820
 
 Say = Callable[[str], None]
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 @dataclass
@@ -52,6 +57,10 @@ class Sides:
     clock: Callable[[], float] = time.time
     run_dir: Path = RUN_DIR
     runner: Runner = field(default_factory=Runner)  # nft, for the pairing port
+    # the edge: what a grant must not route into the tunnel (its WAN's subnets
+    # and gateways as they are now)
+    wan_networks: Callable[[Config], list[tuple[str, Network]]] = field(
+        default=lambda config: _wan_networks(config))
 
 
 def _latest_handshake(public_key: str) -> int:
@@ -68,10 +77,15 @@ def _in_force() -> tuple[Config, RouterModel]:
 
 
 def _keep_once_handshaken(sides: Sides, paired_with: str, public_key: str, applied_at: float,
-                          nudge: Callable[[], None] | None = None) -> bool:
+                          nudge: Callable[[], None] | None = None,
+                          stopped: Callable[[], str | None] = lambda: None) -> bool:
     sides.say(f"waiting for the first handshake with {paired_with} (at most {HANDSHAKE_S} s)")
     deadline = applied_at + HANDSHAKE_S
     while sides.clock() < deadline:
+        if (signal_name := stopped()):
+            sides.say(f"stopped by {signal_name} before a handshake with {paired_with}: the "
+                      "change is not confirmed and rolls back by itself (keel show revisions)")
+            return False
         # a session with this key that is alive now: made after the apply,
         # or (pairing again, the peer unchanged) one WireGuard still keeps
         if sides.handshake(public_key) > sides.clock() - HANDSHAKE_STALE_S:
@@ -109,64 +123,165 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"
 
 
-def pair_hub(sides: Sides | None = None, wait_s: float = WAIT_S) -> int:
+class Stopped(PairError):
+    """SIGTERM or SIGHUP (a closed terminal, a dropped SSH session)."""
+
+
+class _Signals:
+    """SIGTERM and SIGHUP while `keel pair` runs on the hub: while the code
+    waits and the session runs they stop it at once (Stopped: the port
+    closes in a `finally`, nothing is changed); while the port closes they
+    wait; once the new config is applied they end the wait for the
+    handshake (the change then rolls back by itself). Only in the main
+    thread (where Python runs signal handlers)."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self.mode = "raise"  # raise | defer
+        self.pending: str | None = None
+        self._old: dict[int, object] = {}
+
+    def __enter__(self) -> _Signals:
+        if threading.current_thread() is threading.main_thread():
+            self._old = {s: signal.signal(s, self._handle) for s in self.SIGNALS}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for s, handler in self._old.items():
+            signal.signal(s, handler)  # type: ignore[arg-type]
+
+    def _handle(self, signum: int, _frame: object) -> None:
+        name = signal.Signals(signum).name
+        if self.mode == "raise" and self.pending is None:
+            self.pending = name
+            raise Stopped(f"stopped by {name}")
+        self.pending = self.pending or name
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        """A signal in here is noted, not raised (the port is closing)."""
+        mode, before, self.mode = self.mode, self.pending, "defer"
+        try:
+            yield
+        finally:
+            self.mode = mode
+        if self.pending and not before and mode == "raise":
+            raise Stopped(f"stopped by {self.pending}")
+
+
+def _used_up(err: PairError) -> PairError:
+    """The hub's line for a session that ended: the code is used up."""
+    text = str(err)
+    if isinstance(err, Stopped):
+        return Stopped(f"{text}: the pairing port is closed, nothing changed; the code is "
+                       "used up")
+    if "used up" not in text:
+        text += "; the code is used up: run keel pair again for a new one"
+    return type(err)(text)
+
+
+def _listen(port_number: int) -> socket.socket:
+    try:
+        return socket.create_server(("", port_number), family=socket.AF_INET, backlog=1)
+    except OSError as err:
+        if err.errno == errno.EADDRINUSE:
+            raise PairError(f"TCP {port_number} is already in use on this router (another "
+                            "keel pair waiting?): nothing changed") from None
+        raise PairError(f"cannot listen on TCP {port_number}: {err.strerror or err}; "
+                        "nothing changed") from None
+
+
+def pair_hub(sides: Sides | None = None, wait_s: float = WAIT_S,
+             allow_public: tuple[str, ...] = ()) -> int:
+    """`allow_public`: public LAN prefixes the hub's operator lets an edge
+    claim (keel pair --allow-public PREFIX); private ones need no word."""
     sides = sides or Sides()
-    config, model = _in_force()
+    config, _model = _in_force()
     settle.free_address(config)  # refuses now when there is no tunnel or it is full
     own_key = sides.public_key()
     port_number = config.wireguard.listen_port
     code = new_code()
-    listener = socket.create_server(("", port_number), family=socket.AF_INET, backlog=1)
-    port = PairingPort(model, port_number, sides.runner, sides.run_dir)
-    try:
-        port.open()
-        where = " or ".join(_hub_addresses(config)) or "THIS_ROUTER'S_ADDRESS"
-        target = where if port_number == DEFAULT_PORT else f"{where}:{port_number}"
-        sides.say(f"keel pair: TCP {port_number} open on {config.wan.interface} for one edge, "
-                  f"for at most {_duration(wait_s)}; one attempt")
-        sides.say("")
-        sides.say(f"    code   {code}")
-        sides.say("")
-        sides.say(f"on the edge: keel pair {target} {code}")
-        listener.settimeout(wait_s)
+    listener = _listen(port_number)  # before the port opens: in use -> nothing opened
+    port = PairingPort(port_number, wait_s, sides.runner)
+    with _Signals() as signals:
         try:
-            conn, (peer_ip, _) = listener.accept()
-        except TimeoutError:
-            raise PairError(f"no edge came within {_duration(wait_s)}: the code is no "
-                            "longer valid") from None
-        listener.close()  # one attempt per code
-        sides.say(f"an edge connected from {peer_ip}")
-        with conn:
-            paired = hub_session(Frames(conn), normalize(code),
-                                 lambda offer: settle.hub_admit(config, offer, own_key))
-    finally:
-        listener.close()
-        if port.is_open:
-            port.close()
-        sides.say(f"TCP {port_number} closed")
-    return _settle_hub(sides, paired)
+            try:
+                port.open()
+                where = " or ".join(_hub_addresses(config)) or "THIS_ROUTER'S_ADDRESS"
+                target = where if port_number == DEFAULT_PORT else f"{where}:{port_number}"
+                sides.say(f"keel pair: TCP {port_number} open on {config.wan.interface} for "
+                          f"one edge, for at most {_duration(wait_s)}; one attempt")
+                sides.say("")
+                sides.say(f"    code   {code}")
+                sides.say("")
+                sides.say(f"on the edge: keel pair {target} {code}")
+                listener.settimeout(wait_s)
+                try:
+                    conn, (peer_ip, _) = listener.accept()
+                except TimeoutError:
+                    raise PairError(f"no edge came within {_duration(wait_s)}: the code is no "
+                                    "longer valid") from None
+            finally:
+                with signals.deferred():  # one attempt per code: closed before it is tried
+                    listener.close()
+                    sides.say(port.close())
+            sides.say(f"a connection from {peer_ip}")
+            with conn:
+                paired = hub_session(Frames(conn), normalize(code), lambda offer: settle.hub_admit(
+                    config, offer, own_key, allow_public=allow_public))
+        except PairError as err:
+            raise _used_up(err) from None
+        return _settle_hub(sides, paired, signals)
 
 
-def _settle_hub(sides: Sides, paired: Paired) -> int:
+def _settle_hub(sides: Sides, paired: Paired, signals: _Signals | None = None) -> int:
     grant, offer = paired.grant, paired.offer
     lan = f", LAN {offer.lan}" if offer.lan else ""
     sides.say(f"paired with {grant.edge_name}: tunnel {grant.tunnel_address}{lan}, "
               f"it reached this hub at {offer.hub_address}")
+    if signals is not None:
+        signals.mode = "defer"  # no signal cuts an apply in two; it ends the wait below
     applied_at = _apply(sides, paired.config, f"pair: {grant.edge_name}")
-    kept = _keep_once_handshaken(sides, grant.edge_name, offer.public_key, applied_at)
+    kept = _keep_once_handshaken(sides, grant.edge_name, offer.public_key, applied_at,
+                                 stopped=lambda: signals.pending if signals else None)
     return 0 if kept else 1
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise PairError(f"not a port: {shown(text, 20)!r} (HUB or HUB:PORT)")
+    return int(text)
 
 
 def _split_hub(hub: str) -> tuple[str, int]:
     if hub.startswith("["):
         host, _, rest = hub[1:].partition("]")
-        return host, int(rest[1:]) if rest.startswith(":") else DEFAULT_PORT
+        return host, _port(rest[1:]) if rest.startswith(":") else DEFAULT_PORT
     if hub.count(":") == 1:
         host, port = hub.split(":")
-        if not port.isdigit() or not 1 <= int(port) <= 65535:
-            raise PairError(f"not a port: {port!r} (HUB or HUB:PORT)")
-        return host, int(port)
+        return host, _port(port)
     return hub, DEFAULT_PORT
+
+
+def _wan_networks(config: Config) -> list[tuple[str, Network]]:
+    """What a grant must not route into the tunnel, as this router sees it
+    now: its WAN's subnets and its default gateways."""
+    from keel.apply.probe import Probe
+
+    found: list[tuple[str, Network]] = []
+    with contextlib.suppress(SourceError):
+        for nic in read_nics():
+            if nic.name == config.wan.interface:
+                found += [("this router's WAN subnet",
+                           ipaddress.ip_interface(a).network) for a in nic.addresses]
+    probe = Probe(Runner())
+    for version in (4, 6):
+        with contextlib.suppress(ValueError, CommandError):
+            gateway = probe.default_gateway(version)
+            if gateway and gateway[0]:
+                found.append(("this router's gateway", ipaddress.ip_network(gateway[0])))
+    return found
 
 
 def pair_edge(hub: str, code: str, sides: Sides | None = None) -> int:
@@ -178,15 +293,21 @@ def pair_edge(hub: str, code: str, sides: Sides | None = None) -> int:
            if config.lan is not None else None)
     offer = EdgeOffer(name=config.system.hostname, public_key=sides.public_key(), lan=lan,
                       hub_address=host)
-    sides.say(f"connecting to the hub at {settle.hub_endpoint(host, port)}")
+    endpoint = settle.hub_endpoint(shown(host, 80), port)
+    sides.say(f"connecting to the hub at {endpoint}")
     try:
         conn = socket.create_connection((host, port), timeout=CONNECT_S)
-    except OSError as err:
-        raise PairError(f"cannot reach the hub at {settle.hub_endpoint(host, port)}: "
-                        f"{err.strerror or err} (is keel pair waiting there?)") from None
+    except (OSError, UnicodeError, ValueError) as err:
+        why = err.strerror if isinstance(err, OSError) and err.strerror else type(err).__name__
+        raise PairError(f"cannot reach the hub at {endpoint} ({shown(why, 80)}): the hub is "
+                        "not waiting: ask for a new code (keel pair on the hub), or check "
+                        "the address") from None
     with conn:
+        reached = conn.getpeername()[0]
+        keep_clear = [*sides.wan_networks(config),
+                      ("the hub's address", ipaddress.ip_network(reached.split("%")[0]))]
         paired = edge_session(Frames(conn), digits, offer,
-                              lambda grant: settle.edge_join(config, grant, host))
+                              lambda grant: settle.edge_join(config, grant, host, keep_clear))
     grant = paired.grant
     routes = ", ".join(grant.routes) or "none besides the tunnel"
     sides.say(f"paired with {grant.name}: tunnel {grant.tunnel_address}, the hub is "

@@ -13,6 +13,7 @@ from keel.pair import wire
 from keel.pair.errors import PairError, PairRefused
 from keel.pair.messages import EdgeOffer, HubGrant, as_message, grant_from, offer_from
 from keel.pair.protocol import WRONG_CODE, Channel, KeyExchange
+from keel.shown import shown
 
 Admit = Callable[[EdgeOffer], tuple[Config, HubGrant]]
 Join = Callable[[HubGrant], Config]
@@ -27,8 +28,8 @@ class Paired:
 
 def _expect(frames: wire.Frames, kind: bytes) -> bytes:
     got, payload = frames.receive()
-    if got == wire.NOTE:
-        note = payload[:200].decode("utf-8", "replace")
+    if got == wire.NOTE:  # not authenticated: anyone who connects can send one
+        note = shown(payload[:200].decode("utf-8", "replace"), limit=200)
         raise PairError(f"the other side says: {note}")
     if got != kind:
         raise PairError("a message out of order")
@@ -43,14 +44,20 @@ def _sealed(frames: wire.Frames, channel: Channel, wrong: str | None = None) -> 
 def _refusal(message: dict) -> None:
     if "refused" in message:
         why = message["refused"]
-        raise PairRefused(f"the other side refused: {why[:300] if isinstance(why, str) else '?'}")
+        raise PairRefused("the other side refused: "
+                          f"{shown(why, limit=300) if isinstance(why, str) else '?'}")
 
 
 def hub_session(frames: wire.Frames, code: str, admit: Admit) -> Paired:
     """The hub's side, once an edge has connected."""
     exchange = KeyExchange(code, edge=False)
     mine = exchange.hello()
-    channel = exchange.finish(_expect(frames, wire.HELLO))
+    try:
+        channel = exchange.finish(_expect(frames, wire.HELLO))
+    except PairError as err:
+        raise PairError(f"{err}, before any key exchange: perhaps not the edge (a port "
+                        "scanner, a stray client); the code is used up and the port "
+                        "closed: run keel pair again for a new code") from None
     frames.send(wire.HELLO, mine)
     try:
         offer = offer_from(_sealed(frames, channel, WRONG_CODE))
@@ -75,7 +82,14 @@ def edge_session(frames: wire.Frames, code: str, offer: EdgeOffer, join: Join) -
     """The edge's side, connected to the hub."""
     exchange = KeyExchange(code, edge=True)
     frames.send(wire.HELLO, exchange.hello())
-    channel = exchange.finish(_expect(frames, wire.HELLO))
+    try:
+        hello = _expect(frames, wire.HELLO)
+    except PairError as err:
+        if "cut mid-way" not in str(err):
+            raise
+        raise PairError(f"{err}, before the key exchange: the hub is not waiting: ask for "
+                        "a new code") from None
+    channel = exchange.finish(hello)
     frames.send(wire.SEALED, channel.seal(as_message(offer)))
     message = _sealed(frames, channel, WRONG_CODE)
     _refusal(message)

@@ -6,8 +6,10 @@ itself before anyone applies it."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import ipaddress
+from collections.abc import Sequence
 
 from keel.config.dump import to_toml
 from keel.config.errors import ConfigError
@@ -18,6 +20,34 @@ from keel.pair.errors import PairRefused
 from keel.pair.messages import KEEPALIVE_S, EdgeOffer, HubGrant
 
 IPv4Interface = ipaddress.IPv4Interface
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+# what an edge may claim as its LAN without a word from the hub's operator:
+# private space (RFC 1918, RFC 6598 shared space, ULA) of a LAN's size
+PRIVATE = tuple(ipaddress.ip_network(p) for p in (
+    "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7"))
+LAN_LENGTHS = {4: (16, 30), 6: (48, 64)}
+# a route this short is a default route or nearly: never taken from the other side
+SHORTEST = {4: 8, 6: 16}
+
+
+def lan_refusal(lan: Network, allow_public: tuple[str, ...] = ()) -> str | None:
+    """Why the hub does not route `lan` to an edge, or None. `allow_public`:
+    prefixes the hub's operator named (keel pair --allow-public PREFIX)."""
+    if lan.prefixlen < SHORTEST[lan.version]:
+        return f"the edge's LAN {lan} is a /{lan.prefixlen}: too wide to route to one edge"
+    if any(lan == ipaddress.ip_network(p) for p in allow_public):
+        return None
+    low, high = LAN_LENGTHS[lan.version]
+    if not any(lan.version == p.version and lan.subnet_of(p) for p in PRIVATE):  # type: ignore[arg-type]
+        return (f"the edge's LAN {lan} is not private (RFC 1918, 100.64.0.0/10 or ULA "
+                f"fc00::/7): if it is really the edge's, run keel pair --allow-public {lan} "
+                "on the hub")
+    if not low <= lan.prefixlen <= high:
+        return (f"the edge's LAN {lan} is a /{lan.prefixlen}: a LAN is /{low} to /{high} "
+                f"(or run keel pair --allow-public {lan} on the hub)")
+    return None
 
 
 def tunnel_interface(config: Config) -> IPv4Interface:
@@ -102,8 +132,22 @@ def _overlap(lan: ipaddress.IPv4Network | ipaddress.IPv6Network, config: Config,
     return None
 
 
-def hub_admit(config: Config, offer: EdgeOffer, hub_public_key: str) -> tuple[Config, HubGrant]:
-    """The hub's config with the edge as a peer, and what the edge is told."""
+def _same_edge(old: Peer, name: str, lan: Network | None, tunnel: Network) -> bool:
+    """An offer with a peer's public key is that edge pairing again (to
+    learn the routes of edges paired since) when it keeps the peer's name
+    and LAN: only then is the peer rewritten, and then to the same thing.
+    Someone with a code and a copy of a peer's public key (which is not
+    secret) cannot move that peer's LAN or rename it while the real edge's
+    live session would make the hub keep the change."""
+    lans = {ipaddress.ip_network(a) for a in old.allowed_ips}
+    lans = {n for n in lans if not (n.version == 4 and n.subnet_of(tunnel))}  # type: ignore[arg-type]
+    return old.name == name and lans == ({lan} if lan else set())
+
+
+def hub_admit(config: Config, offer: EdgeOffer, hub_public_key: str,
+              allow_public: tuple[str, ...] = ()) -> tuple[Config, HubGrant]:
+    """The hub's config with the edge as a peer, and what the edge is told.
+    `allow_public`: public LAN prefixes the hub's operator allows."""
     if offer.public_key == hub_public_key:
         raise PairRefused("the edge has the hub's own public key (the same image's key "
                           "copied?): make a new one on the edge")
@@ -112,18 +156,26 @@ def hub_admit(config: Config, offer: EdgeOffer, hub_public_key: str) -> tuple[Co
     address = free_address(config, keep_key=offer.public_key)
     old = next((p for p in wg.peer if p.public_key == offer.public_key), None)
     lan = ipaddress.ip_network(offer.lan) if offer.lan else None
+    if lan is not None and (why := lan_refusal(lan, allow_public)):
+        raise PairRefused(why)
     if lan is not None and (why := _overlap(lan, config, offer.public_key)):
         raise PairRefused(f"the edge's LAN {lan} overlaps {why}: give the edge another "
                           "LAN prefix")
     others = [p for p in wg.peer if p.public_key != offer.public_key]
     name = _unique_name(offer.name, {p.name for p in others if p.name})
+    if old is not None and not _same_edge(old, name, lan, iface.network):
+        who = f"peer {old.name!r}" if old.name else "a peer without a name"
+        raise PairRefused(f"the edge offers the public key of {who} with another name or "
+                          f"LAN ({name}, {lan or 'no LAN'}): refused; if that edge really "
+                          f"changed, remove it first (keel peers remove {old.name or 'NAME'})")
     allowed = (f"{address}/32",) + ((str(lan),) if lan else ())
     peer = Peer(public_key=offer.public_key, allowed_ips=allowed, name=name)
     peers = tuple(peer if p is old else p for p in wg.peer) if old else (*wg.peer, peer)
-    route, prefixes = wg.route, tuple(p for p in wg.prefixes
-                                      if not old or p not in old.allowed_ips)
+    # pairing again (the same edge: the same LAN) leaves the prefixes as they are
+    route, prefixes = wg.route, wg.prefixes
     if lan is not None and route != "all":
-        route, prefixes = "prefixes", (*prefixes, str(lan))
+        route = "prefixes"
+        prefixes = prefixes if str(lan) in prefixes else (*prefixes, str(lan))
     if route == "prefixes" and not prefixes:
         route = "none"
     new_wg = dataclasses.replace(wg, peer=peers, route=route, prefixes=prefixes)
@@ -161,9 +213,58 @@ def tunnel_allowed(net: ipaddress.IPv4Network | ipaddress.IPv6Network,
     return (str(host), *map(str, rest))
 
 
-def edge_join(config: Config, grant: HubGrant, hub_address: str) -> Config:
+def _kept_clear(config: Config, hub_address: str,
+                keep_clear: Sequence[tuple[str, Network]]) -> list[tuple[str, Network]]:
+    """What the tunnel must never capture: the edge's WAN subnet and gateway
+    (from the config when static; `keep_clear` adds what is live: a DHCP
+    lease, the default gateway, the address the hub was reached at) and
+    the hub's endpoint."""
+    found = list(keep_clear)
+    wan = config.wan
+    if wan.address:
+        found.append(("this router's WAN subnet", ipaddress.ip_interface(wan.address).network))
+    if wan.gateway:
+        found.append(("this router's gateway", ipaddress.ip_network(wan.gateway)))
+    with contextlib.suppress(ValueError):
+        found.append(("the hub's address", ipaddress.ip_network(hub_address)))
+    return found
+
+
+def _check_grant(config: Config, grant: HubGrant, hub_address: str,
+                 keep_clear: Sequence[tuple[str, Network]]) -> None:
+    """A grant the edge can take: its own tunnel address inside the prefix
+    with the hub's, and nothing routed into the tunnel that would capture
+    the edge's way out (its WAN, its gateway, the hub's endpoint) or all
+    traffic (a default route, or nearly: shorter than /8, /16 in IPv6)."""
+    tunnel = ipaddress.ip_interface(grant.tunnel_address)
+    hub = ipaddress.ip_address(grant.hub_tunnel)
+    if hub.version != tunnel.version or hub not in tunnel.network or hub == tunnel.ip:
+        raise PairRefused(f"the hub's grant does not hold together: its tunnel address {hub} "
+                          f"is not another address of the tunnel {tunnel.network}")
+    if tunnel.ip in (tunnel.network.network_address, tunnel.network.broadcast_address) \
+            and tunnel.network.prefixlen < tunnel.max_prefixlen - 1:
+        raise PairRefused(f"the hub's grant gives this router {tunnel.ip}, not a host "
+                          f"address of {tunnel.network}")
+    nets: list[tuple[str, Network]] = [("the tunnel", tunnel.network)]
+    nets += [("a route", ipaddress.ip_network(r)) for r in grant.routes]
+    clear = _kept_clear(config, hub_address, keep_clear)
+    for what, net in nets:
+        if net.prefixlen < SHORTEST[net.version]:
+            raise PairRefused(f"the hub's grant routes {net} into the tunnel: a default route "
+                              "or nearly, which this router did not ask for")
+        for why, kept in clear:
+            if kept.version == net.version and kept.overlaps(net):  # type: ignore[arg-type]
+                raise PairRefused(f"the hub's grant would route {why} ({kept}) into the "
+                                  f"tunnel ({what} {net}): refused")
+
+
+def edge_join(config: Config, grant: HubGrant, hub_address: str,
+              keep_clear: Sequence[tuple[str, Network]] = ()) -> Config:
     """The edge's config with the hub as its peer: the tunnel address the
-    hub gave, the hub's tunnel prefix and routes through it, keepalive on."""
+    hub gave, the hub's tunnel prefix and routes through it, keepalive on.
+    `keep_clear`: (what, network) the grant must not route into the tunnel,
+    besides those the config names (keel.pair.run reads them live)."""
+    _check_grant(config, grant, hub_address, keep_clear)
     wg: WireGuard = config.wireguard
     tunnel = ipaddress.ip_interface(grant.tunnel_address)
     old = next((p for p in wg.peer if p.public_key == grant.public_key), None)

@@ -1,11 +1,27 @@
 """The nftables ruleset: one atomic file (`nft -f`), stateful, default-deny
-inbound on the WAN, forward LAN -> WAN and LAN -> tunnel, NAT out of the WAN."""
+inbound on the WAN, forward LAN -> WAN and LAN -> tunnel, NAT out of the WAN.
+
+The pairing port has a place of its own that the ruleset always has: the
+set `inet keel pairing` (TCP ports, `flags timeout`) and one rule accepting
+those ports on the WAN. The set is empty but while `keel pair` waits on the
+hub; it then holds one element with a kernel timeout, so the port closes by
+itself even if keel is killed. `keel pair` adds and deletes only that
+element (`pairing_open`, `pairing_close`); the ruleset is never reloaded
+for it."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from keel.model import RouterModel
 
 IPERF3_PORT = 5201
+TABLE = ("inet", "keel")
+PAIRING_SET = "pairing"
+# the ruleset as loaded, without counters or set contents: what keel records
+# right after loading its own, and compares with later (drift)
+LIST_STATELESS = ("nft", "-s", "-t", "list", "ruleset")
+LIST_PAIRING = ("nft", "-j", "list", "set", *TABLE, PAIRING_SET)
 
 
 def _set(names: list[str]) -> str:
@@ -13,9 +29,38 @@ def _set(names: list[str]) -> str:
     return f"{{ {quoted} }}"
 
 
-def render_ruleset(model: RouterModel, pairing_port: int | None = None) -> str:
-    """The whole ruleset. `pairing_port`: the TCP port `keel pair` opens on
-    the WAN while a pairing code waits (loaded with the rest, atomically)."""
+def pairing_open(port: int, timeout_s: int) -> list[str]:
+    """argv: the pairing port open for `timeout_s` (one nft transaction: the
+    set emptied of what a killed `keel pair` may have left, then the port)."""
+    where = f"{TABLE[0]} {TABLE[1]} {PAIRING_SET}"
+    return ["nft", f"flush set {where}; add element {where} "
+                   f"{{ {int(port)} timeout {int(timeout_s)}s }}"]
+
+
+def pairing_close(port: int) -> list[str]:
+    """argv: that element deleted (nothing else)."""
+    return ["nft", "delete", "element", *TABLE, PAIRING_SET, f"{{ {int(port)} }}"]
+
+
+def _pairing_set(waiting: Sequence[tuple[int, int]]) -> list[str]:
+    lines = [
+        f"\tset {PAIRING_SET} {{",
+        "\t\ttype inet_service",
+        "\t\tflags timeout",
+        '\t\tcomment "keel pair: the TCP port open on the WAN while a code waits"',
+    ]
+    if waiting:
+        elements = ", ".join(f"{int(port)} timeout {max(1, int(left))}s"
+                             for port, left in waiting)
+        lines.append(f"\t\telements = {{ {elements} }}")
+    return [*lines, "\t}", ""]
+
+
+def render_ruleset(model: RouterModel,
+                   pairing: Sequence[tuple[int, int]] = ()) -> str:
+    """The whole ruleset. `pairing`: (port, seconds left) of a code waiting
+    now (`keel pair` on the hub), carried over a reload with what remains
+    of its timeout; the rest of the text does not depend on it."""
     wans = [w.interface for w in model.wans]
     lans = [lan.interface for lan in model.lans]
     tun = model.wireguard.interface if model.wireguard else None
@@ -26,6 +71,7 @@ def render_ruleset(model: RouterModel, pairing_port: int | None = None) -> str:
         "flush ruleset",
         "",
         "table inet keel {",
+        *_pairing_set(pairing),
         "\tchain input {",
         "\t\ttype filter hook input priority filter; policy drop;",
         "\t\tct state established,related accept",
@@ -49,9 +95,7 @@ def render_ruleset(model: RouterModel, pairing_port: int | None = None) -> str:
             lines.append(f"\t\tiifname {w} udp dport {model.wireguard.listen_port} accept")
         if fw.ssh_on_wan:
             lines.append(f"\t\tiifname {w} tcp dport 22 accept")
-        if pairing_port is not None:
-            lines.append(f"\t\tiifname {w} tcp dport {pairing_port} accept "
-                         'comment "keel pair: open while a code waits"')
+        lines.append(f"\t\tiifname {w} tcp dport @{PAIRING_SET} accept")
         for port in fw.open_tcp:
             lines.append(f"\t\tiifname {w} tcp dport {port} accept")
         for port in fw.open_udp:
