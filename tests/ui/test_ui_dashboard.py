@@ -26,6 +26,7 @@ from tests.ui.uihelpers import (
     make_app,
     screen_lines,
     settle,
+    tunnel_only_collectors,
     two_polls,
 )
 
@@ -242,6 +243,17 @@ async def test_the_verdict_line_and_the_verdicts_screen(tmp_path, monkeypatch):
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen.id == "dashboard"
+
+
+@asynctest
+async def test_the_now_line_names_a_rise_inside_the_tunnel_only():
+    app = make_app(collectors=tunnel_only_collectors())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await polls(pilot, 8)
+        lines = screen_lines(app)
+        assert lines[1] == ("latency rises in the tunnel only: +36 ms (outside +8): "
+                            "the peer's side or path")
+        assert app.collectors["verdict"].last.worst.cause == "tunnel_path"
 
 
 # --- the panels' titles, the sparklines, the plot's axes ----------------------

@@ -12,6 +12,7 @@ from keel.access.ssh_keys import KeyStore
 from keel.metrics.collectors import CakeCollector, CpuCollector, TuningCollector, TunnelCollector
 from keel.metrics.latency import FakeProbe, LatencyCollector
 from keel.metrics.verdict import VerdictCollector
+from keel.parse.ping import LatencySample
 from keel.stall.summary import CpuStall, StallSecond
 from keel.system.source import FixtureSource
 from keel.ui.profile import CONSOLE
@@ -46,6 +47,44 @@ def fixture_collectors(source: FixtureSource | None = None, loss_every: int = 7)
     }
     collectors["verdict"] = VerdictCollector(collectors, src(), stall=lambda: STALL,
                                              wallclock=StepClock(NOW, 1.0))
+    return collectors
+
+
+class LateProbe:
+    """A probe that was on time until its first drain (`idle_s` seconds of
+    samples at `idle_ms`, at 5 Hz) and is `late_ms` from then on."""
+
+    def __init__(self, name: str, target: str, idle_ms: float, late_ms: float,
+                 idle_s: float = 20.0) -> None:
+        self.name, self.target = name, target
+        self.idle_ms, self.late_ms, self.idle_s = idle_ms, late_ms, idle_s
+        self._next: float | None = None
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def drain(self, now: float) -> list[LatencySample]:
+        first = self._next is None
+        t = now - self.idle_s if self._next is None else self._next
+        out = []
+        while t <= now:
+            out.append(LatencySample(t, self.idle_ms if first else self.late_ms))
+            t += 0.2
+        self._next = t
+        return out
+
+
+def tunnel_only_collectors() -> dict:
+    """The fixtures, with the tunnel's probe 36 ms over its idle baseline from
+    the second poll on and the probe outside it 7.5 ms over (issue 21's case)."""
+    collectors = fixture_collectors()
+    collectors["latency"] = LatencyCollector(
+        [LateProbe("tunnel", "10.99.0.2", 20.0, 56.0),
+         LateProbe("outside", "192.0.2.2", 3.5, 11.0)],
+        wallclock=StepClock(NOW, 1.0))
     return collectors
 
 

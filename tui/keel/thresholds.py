@@ -60,6 +60,11 @@ CPU_BOUND_MIN_MBIT = 1.0
 BLOAT_MARGIN_MS = 30.0
 # CAKE holding 128 KiB is ~20 ms of queue at 50 Mbit/s: a queue, not a burst.
 BLOAT_BACKLOG_BYTES = 128 * 1024
+# Tunnel path: the tunnel's latency BLOAT_MARGIN_MS over idle while the probe
+# outside it rose by less than half as much (and under the margin): the rise
+# is inside the tunnel only (the peer's side, or the tunnel's own path), not
+# the link both share. The field case: tunnel +36 ms, outside +7.5 ms.
+TUNNEL_ONLY_OUTSIDE_SHARE = 0.5
 # Clock: below 80 % of its maximum (what `keel doctor` warns at; the field
 # case ran at 1.2 of 2.4 GHz and doubled the latency).
 CLOCK_LOW = 0.80

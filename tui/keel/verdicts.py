@@ -15,6 +15,9 @@ Causes (worst first when they tie on severity):
              link (no CAKE, or CAKE set above the link's rate).
   far_end    latency rises inside and outside the tunnel alike with no load
              and no stall here: the peer (its host) answers late.
+  tunnel_path  latency rises inside the tunnel only: the probe outside it
+             stays near its baseline, CAKE is not full, no core is saturated
+             and the CPU does not stall: the peer's side, or the tunnel's path.
   clock      the CPU runs well below its maximum clock.
   idle       deep idle states (slow to wake from) are still allowed.
   healthy    none of the above.
@@ -32,6 +35,7 @@ from keel.thresholds import (
     BLOAT_BACKLOG_BYTES,
     BLOAT_MARGIN_MS,
     CLOCK_LOW,
+    CORE_SATURATED,
     CPU_BOUND_BUSY,
     CPU_BOUND_KERNEL_SHARE,
     CPU_BOUND_MIN_MBIT,
@@ -45,9 +49,11 @@ from keel.thresholds import (
     STARVED_LATENCY_MARGIN_MS,
     STEAL_BAD,
     STEAL_MIN_SECONDS,
+    TUNNEL_ONLY_OUTSIDE_SHARE,
 )
 
-CAUSES = ("starved", "cpu_bound", "bloat", "far_end", "clock", "idle", "healthy")
+CAUSES = ("starved", "cpu_bound", "bloat", "far_end", "tunnel_path", "clock", "idle",
+          "healthy")
 SEVERITIES = ("bad", "warn", "ok")
 
 
@@ -336,6 +342,43 @@ def _far_end(window: Sequence[Signals]) -> Verdict | None:
                                              "outside_excess_ms": _r(out)})
 
 
+def _tunnel_only(s: Signals) -> tuple[float, float] | None:
+    """(tunnel, outside) excess of a second whose latency rose inside the
+    tunnel only, with nothing here to explain it; None otherwise."""
+    tun = _excess(s.latency_tunnel_ms, s.latency_tunnel_idle_ms)
+    out = _excess(s.latency_outside_ms, s.latency_outside_idle_ms)
+    if tun is None or out is None or tun < BLOAT_MARGIN_MS:
+        return None
+    if out >= BLOAT_MARGIN_MS or out >= TUNNEL_ONLY_OUTSIDE_SHARE * tun:
+        return None  # the outside rose too: the link, or the far end's host
+    if (s.cake_backlog_bytes or 0) >= BLOAT_BACKLOG_BYTES:
+        return None  # CAKE full: a queue here (bloat's, when it holds)
+    if max(s.busy.values(), default=0.0) >= CORE_SATURATED or _stalled(s):
+        return None  # this router's CPU explains it
+    return tun, out
+
+
+def _tunnel_path(window: Sequence[Signals]) -> Verdict | None:
+    n = len(window)
+    late = [(s, e) for s in window if (e := _tunnel_only(s)) is not None]
+    if not _held(len(late), n):
+        return None
+    tun = statistics.median(t for _, (t, _) in late)
+    out = statistics.median(o for _, (_, o) in late)
+    busy = [max(s.busy.values()) for s, _ in late if s.busy]
+    backlog = _values([s for s, _ in late], lambda s: s.cake_backlog_bytes)
+    mbit = _values([s for s, _ in late], lambda s: s.tunnel_mbit)
+    # fits the dashboard's NOW line (80 columns) with two-digit figures
+    text = (f"latency rises in the tunnel only: +{_ms(tun)} (outside +{out:.0f}): "
+            "the peer's side or path")
+    return Verdict("tunnel_path", "warn", text, {
+        "seconds": n, "late_seconds": len(late),
+        "tunnel_excess_ms": _r(tun), "outside_excess_ms": _r(out),
+        "cake_backlog_bytes": int(max(backlog)) if backlog else None,
+        "busiest_core": _r(max(busy), 3) if busy else None,
+        "tunnel_mbit": _r(statistics.fmean(mbit)) if mbit else None})
+
+
 def _clock(window: Sequence[Signals]) -> Verdict | None:
     n = len(window)
     slow: list[tuple[float, float]] = []  # (MHz, max MHz) of the slow seconds
@@ -368,7 +411,7 @@ def _idle(window: Sequence[Signals]) -> Verdict | None:
 
 
 RULES: tuple[Callable[[Sequence[Signals]], Verdict | None], ...] = (
-    _starved, _cpu_bound, _bloat, _far_end, _clock, _idle)
+    _starved, _cpu_bound, _bloat, _far_end, _tunnel_path, _clock, _idle)
 
 
 def _healthy(window: Sequence[Signals]) -> Verdict:

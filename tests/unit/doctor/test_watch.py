@@ -7,7 +7,7 @@ import io
 import json
 
 from keel.doctor.watch import watch
-from tests.ui.uihelpers import fixture_collectors
+from tests.ui.uihelpers import fixture_collectors, tunnel_only_collectors
 
 
 class Clock:
@@ -38,3 +38,16 @@ def test_json_lines_carry_signals_and_verdicts():
     records = [json.loads(line) for line in out.getvalue().splitlines()]
     assert records[-1]["verdicts"][0]["cause"] == "healthy"
     assert records[-1]["signals"]["stall_max_ms"] == 1.2
+
+
+def test_a_rise_inside_the_tunnel_only_is_named_each_second_once_held():
+    clock = Clock()
+    out = io.StringIO()
+    last = watch(tunnel_only_collectors(), 10, out, as_json=False, clock=clock,
+                 sleep=clock.sleep)
+    lines = out.getvalue().splitlines()
+    assert lines[0].endswith("| healthy")  # one late second is not a verdict
+    assert lines[-1].endswith("| latency rises in the tunnel only: +36 ms (outside +8): "
+                              "the peer's side or path")
+    assert "tunnel 56 ms (+36)" in lines[-1]
+    assert last is not None and last.worst.cause == "tunnel_path"

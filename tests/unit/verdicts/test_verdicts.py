@@ -296,8 +296,8 @@ def test_verdicts_and_signals_are_frozen_and_the_thresholds_named():
         Signals(t=0.0).steal = 0.5  # type: ignore[misc]
     assert verdicts.STALL_P99_MS == 50 and verdicts.STALL_MAX_MS == 100
     assert verdicts.STEAL_BAD == 0.10 and verdicts.BLOAT_MARGIN_MS == 30
-    assert set(verdicts.CAUSES) == {"starved", "cpu_bound", "bloat", "far_end", "clock", "idle",
-                                    "healthy"}
+    assert set(verdicts.CAUSES) == {"starved", "cpu_bound", "bloat", "far_end", "tunnel_path",
+                                    "clock", "idle", "healthy"}
 
 
 # The edge of the lab's starving hub: the whole VPS is stopped on a duty cycle,
@@ -321,6 +321,60 @@ def test_a_far_end_that_answers_late_is_not_bloat_here():
     assert [v.cause for v in found] == ["far_end"]
     assert found[0].severity == "warn"
     assert "answers late: +118 ms through the tunnel and +117 ms outside" in found[0].text
+
+
+# The field case of issue 21: the dashboard said "healthy" with the tunnel 36 ms
+# over its idle baseline and the probe outside it at +7.5 ms, under load, CAKE
+# holding little, no core saturated, no stall.
+TUNNEL_ONLY = """
+p99  max  tun  tun0  out   out0  mbit  backlog  busy0%  busy1%
+  1    2   58  20    11.0  3.5   38    3000     45      30
+  1    3   55  20    11.5  3.5   40    2500     48      31
+  1    2   56  20    10.5  3.5   39    3100     44      29
+  1    2   57  20    11.0  3.5   41    2800     46      32
+  1    2   21  20     4.0  3.5   37    1000     40      30
+  1    2   56  20    11.0  3.5   40    2900     47      30
+  1    2   54  20    10.5  3.5   38    2700     45      31
+  1    2   58  20    11.0  3.5   39    3000     46      30
+"""
+
+
+def test_a_rise_inside_the_tunnel_only_is_named_with_its_figures():
+    found = judge(trace(TUNNEL_ONLY, cake_on=True))
+    assert [v.cause for v in found] == ["tunnel_path"]  # not "healthy"
+    v = found[0]
+    assert v.severity == "warn"
+    assert v.text == ("latency rises in the tunnel only: +36 ms (outside +8): "
+                      "the peer's side or path")
+    assert len(v.text) <= 80  # the dashboard's NOW line
+    assert v.evidence["late_seconds"] == 7 and v.evidence["tunnel_excess_ms"] == 36.0
+    assert v.evidence["outside_excess_ms"] == 7.5
+    # with no load too: the peer's side is not a queue here
+    idle = [Signals(**{**vars(s), "tunnel_mbit": 0.1}) for s in trace(TUNNEL_ONLY)]
+    assert causes(idle) == ["tunnel_path"]
+
+
+def test_a_tunnel_only_rise_is_held_over_the_window_and_explained_away_by_causes_here():
+    rows = trace(TUNNEL_ONLY, cake_on=True)
+    assert causes(rows[:2]) == ["healthy"]  # two seconds are not a verdict
+    # the outside rose too (half the tunnel's rise or more): not the tunnel alone
+    both = [Signals(**{**vars(s), "latency_outside_ms": s.latency_outside_ms + 14})
+            for s in rows]
+    assert "tunnel_path" not in causes(both)
+    # CAKE full: a queue here, not the tunnel's path
+    full = [Signals(**{**vars(s), "cake_backlog_bytes": 200_000}) for s in rows]
+    assert "tunnel_path" not in causes(full)
+    # a saturated core: this router's CPU, not the path
+    hot = [Signals(**{**vars(s), "busy": {"cpu0": 0.97, "cpu1": 0.3},
+                      "softirq": {"cpu0": 0.8}}) for s in rows]
+    assert "tunnel_path" not in causes(hot) and causes(hot)[0] == "cpu_bound"
+    # stalls: starved, not the path
+    stalled = [Signals(**{**vars(s), "stall_p99_ms": 120.0, "stall_max_ms": 300.0})
+               for s in rows]
+    assert "tunnel_path" not in causes(stalled) and causes(stalled)[0] == "starved"
+    # no view outside the tunnel: nothing to tell the tunnel from the link by
+    blind = [Signals(**{**vars(s), "latency_outside_ms": None}) for s in rows]
+    assert "tunnel_path" not in causes(blind)
 
 
 def test_latency_without_load_is_not_bloat_but_with_load_it_is():
