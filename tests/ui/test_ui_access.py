@@ -97,3 +97,48 @@ async def test_a_pasted_key_is_checked_shown_and_written_for_ssh(tmp_path, monke
         await pilot.press("f3")
         await pilot.pause()
         assert keys.all() == [] and (tmp_path / "ssh" / "authorized_keys").read_text() == ""
+
+
+KEY2 = "ssh-ed25519 " + base64.b64encode(
+    b"\x00\x00\x00\x0bssh-ed25519\x00\x00\x00\x20" + bytes(range(32, 64))).decode() + " mallory"
+
+
+@asynctest
+async def test_a_paste_is_split_on_newline_only_and_refused_when_not_one_clean_key(
+        tmp_path, monkeypatch):
+    """Input's own paste kept what came before a '\\r' (or '\\x0b', '\\u2028'
+    ...) and dropped the rest without a word: dropbear would read the rest as
+    another key. Here such a paste never enters the box, and the screen says
+    why, escaped; markup in a comment is shown as text."""
+    from textual import events
+
+    from keel.access import ssh_keys
+
+    monkeypatch.setattr(ssh_keys, "AUTHORIZED_KEYS", tmp_path / "ssh" / "authorized_keys")
+    keys = KeyStore(tmp_path / "access")
+    app = make_app(key_store=keys)
+    async with app.run_test(size=(120, 24)) as pilot:
+        await pilot.press("p")
+        await pilot.pause()
+        box = app.screen.query_one("#new-key")
+        for pasted, said in ((f"{KEY}\r{KEY2}", "carriage return (\\x0d)"),
+                             (f"{KEY}\u2028{KEY2}", "(\\u2028)"),
+                             (f"{KEY}\x1b[2J", "(\\x1b)"),
+                             (f"{KEY}\n{KEY2}\n", "2 lines pasted")):
+            box.post_message(events.Paste(pasted))
+            await pilot.pause()
+            assert box.value == ""
+            text = "\n".join(screen_lines(app))
+            assert "not added: " in text and said in text, text
+            assert "\x1b" not in text and "\r" not in text
+        await pilot.press("enter")
+        await pilot.pause()
+        assert keys.all() == []
+        box.post_message(events.Paste(KEY.replace("me@laptop", "[bold]me[/bold]") + "\n"))
+        await pilot.pause()
+        assert box.value.endswith("[bold]me[/bold]")
+        await pilot.press("enter")
+        await pilot.pause()
+        text = "\n".join(screen_lines(app))
+        assert "[bold]me[/bold]" in text  # shown as text, not taken as markup
+    assert [k.comment for k in keys.all()] == ["[bold]me[/bold]"]

@@ -41,10 +41,13 @@ def _keys() -> int:
     config_keys: tuple[str, ...] = ()
     with contextlib.suppress(InvalidConfig):
         config_keys = read_model(config_in_force()).access.ssh_keys
-    added = KeyStore().all()
+    store = KeyStore()
+    added = store.all()
     print(f"SSH keys ({len(config_keys)} from the config, {len(added)} added here):")
     for key in merged(config_keys, [k.line for k in added]):
         print(f"  {key.describe()}")
+    for n, why in store.refused():
+        print(f"  refused, not in force: line {n} of {store.path}: {why}")
     return 0
 
 
@@ -88,6 +91,7 @@ def _access(args: argparse.Namespace) -> int:
             print("keel access keys [add 'LINE' | remove SHA256:...]", file=sys.stderr)
             return 2
     except (ValueError, OSError) as err:
+        # the parser's reasons escape what they quote (keel.shown) already
         print(f"keel access keys: {err}; nothing changed", file=sys.stderr)
         return 1
     return 0

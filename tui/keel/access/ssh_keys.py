@@ -1,7 +1,11 @@
 """SSH keys that may log in as root: those added from the console (kept in
 /data/keel/access/ssh_keys) and those the config lists (access.ssh_keys),
 written together as dropbear's authorized_keys (/data/keel/ssh/, dropbear -D).
-Password logins over SSH stay off (dropbear -s)."""
+Password logins over SSH stay off (dropbear -s).
+
+Every line is read the same strict way (keel.parse.ssh_key): split on '\n'
+only, each line one key or refused; a refused line is left out of
+authorized_keys (and `keel access` names it), never passed on."""
 
 from __future__ import annotations
 
@@ -9,10 +13,12 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from keel.parse.ssh_key import SshKey, parse_public_key
+from keel.parse.ssh_key import SshKey, parse_public_key, split_key_lines
+from keel.shown import shown
 
 ACCESS_DIR = Path("/data/keel/access")
 AUTHORIZED_KEYS = Path("/data/keel/ssh/authorized_keys")
+MAX_STORE = 1 << 20  # bytes read of the store: a few hundred keys fit in a few KiB
 
 
 def merged(*groups: Iterable[str]) -> list[SshKey]:
@@ -41,11 +47,29 @@ class KeyStore:
     def __init__(self, directory: Path = ACCESS_DIR) -> None:
         self.path = directory / "ssh_keys"
 
-    def lines(self) -> list[str]:
+    def _numbered(self) -> list[tuple[int, str]]:
         try:
-            return [line for line in self.path.read_text().splitlines() if line.strip()]
+            with open(self.path, "rb") as f:
+                data = f.read(MAX_STORE)
         except OSError:
             return []
+        # a byte that is not UTF-8 becomes U+FFFD, which the parser refuses
+        return split_key_lines(data.decode("utf-8", "replace"))
+
+    def lines(self) -> list[str]:
+        """The store's lines that are not blank, split on '\n' only."""
+        return [line for _, line in self._numbered()]
+
+    def refused(self) -> list[tuple[int, str]]:
+        """(line number, why) of each line of the store that is not a key
+        keel takes: left out of authorized_keys."""
+        out = []
+        for n, line in self._numbered():
+            try:
+                parse_public_key(line)
+            except ValueError as err:
+                out.append((n, str(err)))
+        return out
 
     def all(self) -> list[SshKey]:
         return merged(self.lines())
@@ -69,7 +93,7 @@ class KeyStore:
         keys = self.all()
         gone = [k for k in keys if k.fingerprint == fingerprint]
         if not gone:
-            raise ValueError(f"no key with fingerprint {fingerprint}")
+            raise ValueError(f"no key with fingerprint {shown(fingerprint, 80)}")
         self._write([k for k in keys if k.fingerprint != fingerprint])
         return gone[0]
 

@@ -8,14 +8,17 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Static
 
 from keel.access.cli import NO_PASSWORD_MEANS
 from keel.access.password import PasswordStore, RootPassword
 from keel.access.ssh_keys import KeyStore, write_authorized_keys
+from keel.parse.ssh_key import parse_public_key, split_key_lines
 from keel.ui.lines import LinesPanel
 
 WHY = ("Root's password guards the console's login and the UI's shell key [!]. "
@@ -93,6 +96,41 @@ class SetPasswordScreen(ModalScreen[bool]):
                              answered)
 
 
+class KeyInput(Input):
+    """The paste box for one public key. Input's own paste keeps what comes
+    before the first of str.splitlines' separators ('\r', '\x0b', '\x85',
+    '\u2028' ...) and drops the rest without a word; here a paste is split
+    on '\n' only, and a paste that is not one clean key line never enters
+    the box: the screen says why (Refused)."""
+
+    class Refused(Message):
+        def __init__(self, why: str) -> None:
+            super().__init__()
+            self.why = why
+
+    def _on_paste(self, event: events.Paste) -> None:
+        event.stop()
+        event.prevent_default()  # Input's own handler (splitlines()[0]) does not run
+        lines = split_key_lines(event.text)
+        if len(lines) > 1:
+            self.post_message(self.Refused(f"{len(lines)} lines pasted: paste one key at a "
+                                           "time"))
+            return
+        if not lines:
+            return
+        line = lines[0][1]
+        if not all(" " <= ch <= "~" for ch in line):
+            try:
+                parse_public_key(line)
+            except ValueError as err:
+                self.post_message(self.Refused(str(err)))
+                return
+        if self.selection.is_empty:
+            self.insert_text_at_cursor(line)
+        else:
+            self.replace(line, *self.selection)
+
+
 class AccessScreen(Screen[None]):
     """Root's password and the SSH keys; paste a public key to add it."""
 
@@ -109,8 +147,8 @@ class AccessScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield LinesPanel(id="access")
-        yield Input(placeholder="paste an SSH public key (ssh-ed25519 AAAA... you@host), enter",
-                    id="new-key")
+        yield KeyInput(placeholder="paste an SSH public key (ssh-ed25519 AAAA... you@host), "
+                                   "enter", id="new-key")
         yield Static("", id="access-said", markup=False)
         yield Static("[F2] root password  [F3] remove the last key added here  [esc] back",
                      id="footer", markup=False)
@@ -128,14 +166,15 @@ class AccessScreen(Screen[None]):
         lines = [Text("ACCESS", style="bold"), Text(f"  root password: {pw}"),
                  Text(f"  SSH keys (keys only; {len(self.config_keys)} from the config):",
                       style="bold")]
+        # plain Text (never markup): a comment is printable ASCII, "[b]" included
         for line in self.config_keys:
-            from keel.parse.ssh_key import parse_public_key
-
             try:
                 lines.append(Text(f"    config  {parse_public_key(line).describe()}"))
             except ValueError:
                 continue
         lines += [Text(f"    added   {k.describe()}") for k in self.keys.all()]
+        lines += [Text(f"    refused, not in force: line {n} of {self.keys.path}: {why}",
+                       style="bold red") for n, why in self.keys.refused()]
         self.query_one("#access", LinesPanel).set_lines(lines)
 
     def say(self, text: str) -> None:
@@ -147,6 +186,9 @@ class AccessScreen(Screen[None]):
         except OSError as err:
             return f"; not yet in force ({err}): keel apply writes it"
         return ", in force for SSH now"
+
+    def on_key_input_refused(self, event: KeyInput.Refused) -> None:
+        self.say(f"not added: {event.why}")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         try:
