@@ -132,3 +132,21 @@ async def test_unpair_asks_first_and_runs_keel_peers_remove():
         await pilot.press("d", "y")
         await settle(pilot)
     assert ran and ran[0][-3:] == ["peers", "remove", "edge-b"]
+
+
+@asynctest
+async def test_a_peer_s_name_and_endpoint_are_shown_escaped_never_as_markup():
+    """A name or an endpoint came from a peer: control characters escaped,
+    and a DataTable cell is Text (a str cell is taken as Rich markup)."""
+    odd = [PeerRow("[red]evil[/red]\x1b[2J", "10.77.0.9", "198.51.100.9:1\x1b]0;x\x07",
+                   None, ("[b]10.0.0.0/8",), "sYboCPJPHlOu1tgN6jIPCqo/B9y+b7TT1bltyagEMGY=")]
+    app = make_app()
+    screen = PeersScreen(read=lambda: (list(odd), ""), pair=FakePair(),
+                         run=lambda argv: subprocess.CompletedProcess(argv, 0, "", ""))
+    async with app.run_test(size=(160, 24)) as pilot:
+        await app.push_screen(screen)
+        await settle(pilot)
+        text = "\n".join(screen_lines(app))
+        assert "[red]evil[/red]\\x1b[2J" in text, text
+        assert "198.51.100.9:1\\x1b]0;x\\x07" in text and "[b]10.0.0.0/8" in text
+        assert "\x1b" not in text and "\x07" not in text

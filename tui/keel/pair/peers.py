@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from keel.config.schema import Config
 from keel.parse.wgdump import WgInterface
+from keel.shown import shown
 
 
 @dataclass(frozen=True)
@@ -55,10 +56,17 @@ def age(seconds: float | None) -> str:
     return f"{seconds / 3600:.0f} h ago"
 
 
+def cells(row: PeerRow) -> tuple[str, str, str, str, str]:
+    """A row as text to show: the name and endpoint came from a peer (through
+    pairing, or WireGuard's view of where its packets come from), so every
+    cell is escaped (keel.shown) for the terminal."""
+    return (shown(row.name, 64), shown(row.tunnel), shown(row.endpoint, 64),
+            age(row.handshake_age_s), shown(", ".join(row.routes) or "-"))
+
+
 def table(rows: list[PeerRow]) -> list[str]:
     head = ("name", "tunnel", "endpoint", "last handshake", "routes")
-    body = [(r.name, r.tunnel, r.endpoint, age(r.handshake_age_s), ", ".join(r.routes) or "-")
-            for r in rows]
+    body = [cells(r) for r in rows]
     widths = [max(len(row[k]) for row in (head, *body)) for k in range(len(head))]
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
             for row in (head, *body)]

@@ -10,13 +10,14 @@ import re
 from collections.abc import Callable
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
 from keel.apply.confirmed import KEEL, Run, _run, last_line
-from keel.pair.peers import PeerRow, age, read_peer_rows
+from keel.pair.peers import PeerRow, cells, read_peer_rows
 from keel.ui.bigtext import big_text
 from keel.ui.screens import ConfirmScreen
 from keel.ui.setup import pair_after_setup
@@ -75,8 +76,9 @@ class PeersScreen(Screen):
         keep = table.cursor_row
         table.clear()
         for r in rows:
-            table.add_row(r.name, r.tunnel, r.endpoint, age(r.handshake_age_s),
-                          ", ".join(r.routes) or "-", key=r.name)
+            # Text, not str: DataTable takes a str as Rich markup; and escaped
+            # (keel.shown): a name or an endpoint came from a peer
+            table.add_row(*(Text(cell) for cell in cells(r)), key=r.name)
         if rows:
             table.move_cursor(row=min(keep, len(rows) - 1))
         if why:
