@@ -5,6 +5,8 @@ without the rule, the socket refusing)."""
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import subprocess
 import threading
@@ -196,3 +198,125 @@ def test_a_mistyped_hub_address(hub, why, tmp_path, monkeypatch):
     monkeypatch.setattr(reading, "USER_CONFIG", path)
     with pytest.raises(PairError, match=why):
         run.pair_edge(hub, "1234-5678", edge.sides)
+
+
+# --- issue 25: the pairing port fails closed -------------------------------------------
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_or_sighup_while_the_code_waits_closes_the_port(hub_side, signum):
+    """A closed terminal or a dropped SSH session: the port's element is
+    deleted, nothing else is touched, and keel pair says why in one line.
+    (Run in the main thread, where Python runs signal handlers; on a keel
+    that does not handle the signal, the test fails instead of dying.)"""
+    seen: dict = {}
+
+    def stranger() -> None:
+        deadline = time.time() + 10
+        while not any(line.startswith("on the edge:") for line in hub_side.lines):
+            if time.time() > deadline:
+                return
+            time.sleep(0.02)
+        seen["handler"] = signal.getsignal(signum)
+        if seen["handler"] in (signal.SIG_DFL, signal.SIG_IGN, None):
+            socket.create_connection(("127.0.0.1", hub_side.port)).close()  # unblock
+        else:
+            os.kill(os.getpid(), signum)
+
+    threading.Thread(target=stranger, daemon=True).start()
+    with pytest.raises(PairError) as err:
+        run.pair_hub(hub_side.sides, wait_s=20)
+    assert seen["handler"] not in (signal.SIG_DFL, signal.SIG_IGN, None), \
+        f"{signal.Signals(signum).name} is not handled"
+    name = signal.Signals(signum).name
+    assert str(err.value).startswith(f"stopped by {name}: the pairing port is closed, "
+                                     "nothing changed")
+    assert hub_side.nft.opened(hub_side.port, 35) and hub_side.nft.closed(hub_side.port)
+    assert hub_side.nft.reloads() == [] and hub_side.applied == []
+    assert f"TCP {hub_side.port} closed" in hub_side.lines
+    assert signal.getsignal(signum) is not seen["handler"]  # handed back
+
+
+def test_sigkill_leaves_only_an_element_that_expires_by_itself(hub_side):
+    """What a SIGKILL cannot clean up: the element keel pair added carries a
+    kernel timeout of the code's window plus 15 s, and nothing else was
+    changed (no rule in keel's ruleset, no reload to undo)."""
+    t, _ = start_hub(hub_side, wait_s=1)
+    t.join(10)
+    (opened, closed) = hub_side.nft.ran
+    assert opened == ["nft", "flush set inet keel pairing; add element inet keel pairing "
+                             f"{{ {hub_side.port} timeout 16s }}"]
+    assert closed[:4] == ["nft", "delete", "element", "inet"]
+
+
+def test_a_port_already_in_use_is_one_line_and_opens_nothing(hub_side):
+    """Item 8: was an OSError traceback."""
+    in_use = socket.create_server(("", hub_side.port), family=socket.AF_INET)
+    with in_use, pytest.raises(PairError, match=f"TCP {hub_side.port} is already in use on "
+                                                r"this router \(another keel pair waiting\?\)"):
+        run.pair_hub(hub_side.sides, wait_s=5)
+    assert hub_side.nft.ran == [] and hub_side.applied == []
+
+
+def test_closing_never_reloads_or_flushes_even_when_nft_fails(hub_side):
+    """The old fallback was `nft flush ruleset`: no firewall, forwarding on."""
+    hub_side.nft.fails = lambda argv: "Error: busy" if "delete" in argv else None
+    t, out = start_hub(hub_side, wait_s=0.5)
+    t.join(10)
+    assert "no edge came within" in str(out["error"])
+    assert hub_side.nft.reloads() == [] and len(hub_side.nft.ran) == 2
+    assert any(line.startswith(f"TCP {hub_side.port} closes by itself within 15 s")
+               for line in hub_side.lines)
+
+
+def test_a_ruleset_without_the_pairing_set_opens_nothing(hub_side):
+    hub_side.nft.fails = lambda argv: ("Error: No such file or directory" if "add element"
+                                       in " ".join(argv) else None)
+    with pytest.raises(PairError, match=r"keel's ruleset has no pairing set \(run keel apply"):
+        run.pair_hub(hub_side.sides, wait_s=5)
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", hub_side.port), timeout=2)
+
+
+def test_a_code_burnt_by_a_stranger_is_said_on_both_sides(hub_side, tmp_path, monkeypatch):
+    """Item 9: a port scanner's connect uses the code up (one attempt per
+    code); the hub says so, and the edge's next attempt hears that the hub
+    is not waiting."""
+    t, out = start_hub(hub_side)
+    code = shown_code(hub_side)
+    socket.create_connection(("127.0.0.1", hub_side.port)).close()
+    t.join(40)
+    said = str(out["error"])
+    assert "perhaps not the edge" in said and "the code is used up" in said
+    assert hub_side.nft.closed(hub_side.port) and hub_side.applied == []
+    edge, path = edge_side(tmp_path, monkeypatch)
+    monkeypatch.setattr(reading, "USER_CONFIG", path)
+    with pytest.raises(PairError, match="the hub is not waiting: ask for a new code"):
+        run.pair_edge(f"127.0.0.1:{hub_side.port}", code, edge.sides)
+    assert edge.applied == []
+
+
+def test_keel_pair_prints_one_line_whatever_happens(monkeypatch, capsys):
+    """No traceback escapes `keel pair`, even for an error keel did not foresee."""
+    from keel.pair import cli
+
+    def boom(**kwargs):
+        raise KeyError("\x1b[2J")
+
+    monkeypatch.setattr(run, "pair_hub", boom)
+    args = type("Args", (), {"hub": None, "wait": 5, "allow_public": []})()
+    assert cli._pair(args) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("keel pair: ") and "\x1b" not in err
+
+
+def test_allow_public_takes_prefixes_only():
+    import argparse
+
+    from keel.pair import cli
+
+    parser = argparse.ArgumentParser()
+    cli.add_pair_commands(parser.add_subparsers())
+    args = parser.parse_args(["pair", "--allow-public", "8.8.8.0/24"])
+    assert args.allow_public == ["8.8.8.0/24"] and args.hub is None
+    for bad in ("8.8.8.1/24", "fe80::/64%eth0", "8.8.8.0/24\n"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["pair", "--allow-public", bad])

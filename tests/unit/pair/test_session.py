@@ -210,3 +210,83 @@ def test_every_frame_is_bound_to_the_transcript():
     assert ch.open(first) == {"n": 1}
     with pytest.raises(PairError):
         ch.open(first)  # again
+
+
+# --- issue 25: what the other side sends is hostile -----------------------------------
+def test_a_strangers_note_reaches_the_hubs_console_escaped():
+    """Item 7: an unauthenticated note (`e` frame) from whoever connects."""
+    err, admit = _hub_alone([(wire.NOTE, b"\x1b[2J\x1b]0;owned\x07 hello\r\nkeel: paired")])
+    text = str(err)
+    assert "\\x1b[2J\\x1b]0;owned\\x07 hello\\x0d\\x0akeel: paired" in text
+    assert not any(ord(ch) < 32 for ch in text) and admit.calls == 0
+
+
+def test_a_refusal_reaches_the_edges_console_escaped():
+    class Refusing(Admit):
+        def __call__(self, offer):
+            raise PairRefused("\x1b[2Jno\u202e\x9b31m")
+
+    _, edge, _ = pair(admit=Refusing())
+    text = str(edge["error"])
+    assert text.startswith("the other side refused: ") and "\\x1b[2Jno\\u202e\\x9b31m" in text
+    assert "\x1b" not in text and "\u202e" not in text and "\x9b" not in text
+
+
+def _hub_answering(answer: Callable[[Any], bytes]):
+    """An authenticated hub (it knows the code) whose grant frame is
+    `answer(channel)`; the edge's session against it."""
+    a, b = socket.socketpair()
+
+    def hub() -> None:
+        frames = wire.Frames(a, 5)
+        exchange = KeyExchange(CODE, edge=False)
+        mine = exchange.hello()
+        channel = exchange.finish(frames.receive()[1])
+        frames.send(wire.HELLO, mine)
+        channel.open(frames.receive()[1])
+        frames.send(wire.SEALED, answer(channel))
+
+    t, _ = _in_thread(hub)
+    joined: list[Any] = []
+    try:
+        edge_session(wire.Frames(b, 5), CODE, OFFER, joined.append)
+    finally:
+        t.join(10)
+        a.close()
+        b.close()
+    return joined
+
+
+def test_deeply_nested_json_from_the_hub_ends_in_one_line():
+    """Item 8: was a RecursionError traceback."""
+    def nested(channel):
+        import json as _json
+
+        channel_dumps = _json.dumps
+        try:  # seal takes a dict: nest the payload by hand, ~8000 levels in 16 KiB
+            _json.dumps = lambda *a, **k: "[" * 7000 + "]" * 7000
+            return channel.seal({})
+        finally:
+            _json.dumps = channel_dumps
+
+    with pytest.raises(PairError, match="nested too deep") as err:
+        _hub_answering(nested)
+    assert type(err.value) is PairError
+
+
+def test_a_hub_that_closes_before_the_key_exchange_is_not_waiting():
+    """Item 9, the edge's side: the hub took its one attempt already."""
+    a, b = socket.socketpair()
+    a.close()
+    with pytest.raises(PairError, match="the hub is not waiting: ask for a new code"):
+        edge_session(wire.Frames(b, 2), CODE, OFFER, lambda g: None)
+    b.close()
+
+
+@pytest.mark.parametrize("raw", [b"", b"GET / HTTP/1.0\r\n\r\n", b"\x00" * 3])
+def test_a_stranger_uses_the_code_up_and_the_hub_says_so(raw):
+    """Item 9, the hub's side: a port scanner's connect, a stray client."""
+    err, admit = _hub_alone([], raw=raw, step_s=0.5)
+    text = str(err)
+    assert "before any key exchange: perhaps not the edge" in text
+    assert "the code is used up" in text and admit.calls == 0

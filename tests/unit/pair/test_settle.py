@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 
 import pytest
 
 from keel.config.dump import to_toml
 from keel.config.load import parse_config
+from keel.config.schema import Peer
 from keel.pair import settle
 from keel.pair.errors import PairRefused
 from keel.pair.messages import EdgeOffer
@@ -120,3 +122,97 @@ def test_keel_peers_on_the_edge_shows_the_hub_and_the_lans_behind_it():
         "hub", "10.77.0.1", "203.0.113.2:51820", ("192.168.78.0/24",))
     assert table([row])[1].split() == ["hub", "10.77.0.1", "203.0.113.2:51820", "never",
                                        "192.168.78.0/24"]
+
+
+# --- what an edge may claim, what a grant may route (issue 25, item 5) ----------------
+@pytest.mark.parametrize("lan", ["8.8.8.0/24", "128.0.0.0/2", "2000::/3", "1.1.1.0/24",
+                                 "2001:db8:1::/48"])
+def test_a_public_lan_is_refused_unless_the_hubs_operator_named_it(lan):
+    with pytest.raises(PairRefused, match=r"is not private|too wide") as err:
+        settle.hub_admit(hub_config(), EdgeOffer("e", EDGE_KEY, lan, "x"), HUB_KEY)
+    if "too wide" not in str(err.value):
+        assert f"keel pair --allow-public {lan}" in str(err.value)
+        hub, _ = settle.hub_admit(hub_config(), EdgeOffer("e", EDGE_KEY, lan, "x"), HUB_KEY,
+                                  allow_public=(lan,))
+        assert lan in hub.wireguard.prefixes
+        with pytest.raises(PairRefused, match="is not private"):  # only the one named
+            settle.hub_admit(hub_config(), EdgeOffer("e", EDGE_KEY, lan, "x"), HUB_KEY,
+                             allow_public=("198.51.100.0/24",))
+
+
+@pytest.mark.parametrize("lan, ok", [
+    ("10.1.0.0/16", True), ("172.16.5.0/24", True), ("192.168.1.0/30", True),
+    ("100.64.7.0/24", True), ("fd12:3456:789a::/48", True), ("fd12:3456:789a:1::/64", True),
+    ("10.0.0.0/8", False), ("192.168.1.0/31", False), ("fd00::/32", False),
+    ("fd12:3456:789a:1::/80", False), ("172.32.0.0/24", False), ("100.128.0.0/24", False),
+])
+def test_private_lans_of_a_lans_size_are_taken(lan, ok):
+    offer = EdgeOffer("e", EDGE_KEY, lan, "x")
+    if ok:
+        assert lan in settle.hub_admit(hub_config(), offer, HUB_KEY)[0].wireguard.prefixes
+    else:
+        with pytest.raises(PairRefused, match=r"is not private|a LAN is /"):
+            settle.hub_admit(hub_config(), offer, HUB_KEY)
+
+
+def test_an_offer_with_a_peers_key_but_another_lan_or_name_is_refused():
+    """The same key AND the same name and LAN: the same edge pairing again.
+    Anything else with that key (which is public) leaves the peer as it is."""
+    hub1, _ = settle.hub_admit(hub_config(), A, HUB_KEY)
+    for offer in (EdgeOffer("edge-a", EDGE_KEY, "192.168.99.0/24", "203.0.113.2"),
+                  EdgeOffer("mallory", EDGE_KEY, "192.168.77.0/24", "203.0.113.2"),
+                  EdgeOffer("edge-a", EDGE_KEY, None, "203.0.113.2")):
+        with pytest.raises(PairRefused, match=r"public key of peer 'edge-a' with another "
+                                              r"name or LAN.*keel peers remove edge-a"):
+            settle.hub_admit(hub1, offer, HUB_KEY)
+    again, _ = settle.hub_admit(hub1, A, HUB_KEY)
+    assert again == hub1
+    # a peer written by hand, without a name: never rewritten by pairing
+    cfg = hub_config()
+    unnamed = dataclasses.replace(cfg, wireguard=dataclasses.replace(
+        cfg.wireguard, peer=(Peer(public_key=EDGE_KEY, allowed_ips=("10.77.0.9/32",)),)))
+    with pytest.raises(PairRefused, match="a peer without a name"):
+        settle.hub_admit(unnamed, EdgeOffer("edge", EDGE_KEY, None, "x"), HUB_KEY)
+
+
+def _grant(**changes):
+    _, grant = settle.hub_admit(hub_config(), A, HUB_KEY)
+    return dataclasses.replace(grant, **changes)
+
+
+def _static_edge():
+    cfg = edge_config()
+    return dataclasses.replace(cfg, wan=dataclasses.replace(
+        cfg.wan, mode="static", address="198.51.100.2/24", gateway="198.51.100.1"))
+
+
+@pytest.mark.parametrize("changes, keep_clear, why", [
+    ({"routes": ("0.0.0.0/0",)}, (), "a default route or nearly"),
+    ({"routes": ("128.0.0.0/1",)}, (), "a default route or nearly"),
+    ({"routes": ("::/0",)}, (), "a default route or nearly"),
+    ({"routes": ("2000::/3",)}, (), "a default route or nearly"),
+    ({"routes": ("198.51.100.0/25",)}, (), r"this router's WAN subnet \(198\.51\.100\.0/24\)"),
+    ({"routes": ("198.51.100.1/32",)}, (), r"this router's WAN subnet"),
+    ({"routes": ("203.0.113.0/24",)}, (), r"the hub's address \(203\.0\.113\.2/32\)"),
+    ({"tunnel_address": "198.51.100.7/24", "hub_tunnel": "198.51.100.1"}, (),
+     r"WAN subnet .* \(the tunnel 198\.51\.100\.0/24\)"),
+    # a DHCP WAN: what keel.pair.run reads live
+    ({"routes": ("100.70.0.0/16",)}, (("this router's gateway",
+                                       ipaddress.ip_network("100.70.0.1/32")),),
+     r"this router's gateway \(100\.70\.0\.1/32\)"),
+])
+def test_the_edge_refuses_a_grant_that_would_capture_its_way_out(changes, keep_clear, why):
+    with pytest.raises(PairRefused, match=why):
+        settle.edge_join(_static_edge(), _grant(**changes), "203.0.113.2", keep_clear)
+
+
+@pytest.mark.parametrize("changes", [
+    {"tunnel_address": "10.78.0.2/24"},  # the hub's own address outside the edge's prefix
+    {"hub_tunnel": "10.77.0.2"},  # the same address for both
+    {"hub_tunnel": "fd00::1"},
+    {"tunnel_address": "10.77.0.0/24"},
+])
+def test_a_grant_that_does_not_hold_together_is_refused_in_one_line(changes):
+    """Was a ValueError / TypeError traceback (issue 25, item 8)."""
+    with pytest.raises(PairRefused, match=r"does not hold together|not a host address"):
+        settle.edge_join(edge_config(), _grant(**changes), "203.0.113.2")

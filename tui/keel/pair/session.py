@@ -81,8 +81,8 @@ def hub_session(frames: wire.Frames, code: str, admit: Admit) -> Paired:
 def edge_session(frames: wire.Frames, code: str, offer: EdgeOffer, join: Join) -> Paired:
     """The edge's side, connected to the hub."""
     exchange = KeyExchange(code, edge=True)
-    frames.send(wire.HELLO, exchange.hello())
     try:
+        frames.send(wire.HELLO, exchange.hello())
         hello = _expect(frames, wire.HELLO)
     except PairError as err:
         if "cut mid-way" not in str(err):
