@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from keel.shown import shown
+
 MAX_SHOWN = 30  # problems listed; the rest are counted ("and N more problems")
 
 
@@ -32,10 +34,13 @@ class ConfigError(ValueError):
 
     def lines(self) -> list[str]:
         """One line per problem: `FILE: key.path: reason`; then the count of
-        those left out."""
-        out = [f"{self.source}: {p}" for p in self.problems]
+        those left out. Key names are quoted JSON-style (keypath.segment) and
+        a reason never repeats a value, so only the file's name is escaped
+        here (keel.shown): a path given on the command line."""
+        source = shown(self.source)
+        out = [f"{source}: {p}" for p in self.problems]
         if self.more:
-            out.append(f"{self.source}: {_more(self.more)}")
+            out.append(f"{source}: {_more(self.more)}")
         return out
 
     def summary(self) -> str:
