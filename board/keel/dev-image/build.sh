@@ -121,14 +121,15 @@ chroot "$ROOT" /usr/bin/busybox --list-full | while read -r applet; do
 		esac
 	fi
 done
-# Root logs in on the console without a password, as Buildroot's default.
-sed -i 's/^root:[^:]*:/root::/' "$ROOT/etc/shadow"
 
 # Drop kernel modules a router never loads, and apt's state.
 for d in drivers/gpu drivers/media drivers/infiniband drivers/staging drivers/net/wireless \
 	drivers/bluetooth drivers/iio drivers/input/touchscreen drivers/hid sound net/bluetooth net/wireless; do
 	rm -rf "$ROOT/usr/lib/modules/$KVER/kernel/$d"
 done
+# Modules uncompressed (the squashfs compresses them anyway): decompressing
+# xz at every load was most of a module's load time under emulation.
+find "$ROOT/usr/lib/modules/$KVER" -name '*.ko.xz' -exec xz -d {} +
 chroot "$ROOT" depmod -a "$KVER"
 rm -rf "$ROOT"/var/lib/apt/lists/* "$ROOT"/var/cache/apt/* "$ROOT"/var/log/*
 
@@ -169,7 +170,10 @@ grep -v '^#' "$HERE/initramfs-modules.txt" | while read -r mod; do
 	chroot "$ROOT" modprobe -S "$KVER" --show-depends "$mod" | awk '$1 == "insmod" { print $2 }'
 done | awk '!seen[$0]++' | while read -r ko; do
 	name=$(basename "$ko" .xz)
-	xz -dc "$ROOT$ko" > "$INITRD/lib/modules/$name"
+	case "$ko" in
+	*.xz) xz -dc "$ROOT$ko" > "$INITRD/lib/modules/$name" ;;
+	*) cp "$ROOT$ko" "$INITRD/lib/modules/$name" ;;
+	esac
 	echo "$name" >> "$INITRD/lib/modules/load-order"
 done
 (cd "$INITRD" && find . | LC_ALL=C sort | cpio --quiet -o -H newc --owner 0:0) | gzip -9 > "$BIN/initrd.img"

@@ -13,6 +13,12 @@ for d in data dev proc sys run tmp; do
 done
 chmod 1777 "$TARGET/tmp"
 
+# Root is locked on the read-only root: S04access opens it (an empty password)
+# only on a mounted /data that holds no access state yet, or the choice of none.
+if [ -f "$TARGET/etc/shadow" ]; then
+	sed -i 's/^root:[^:]*:/root:*:/' "$TARGET/etc/shadow"
+fi
+
 # Files that change at run time live on tmpfs (/run) or /data.
 ln -sfn ../run/resolv.conf "$TARGET/etc/resolv.conf"
 ln -sfn ../proc/self/mounts "$TARGET/etc/mtab"

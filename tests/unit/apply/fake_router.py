@@ -58,6 +58,9 @@ class RecordingRunner(Runner):
             out = LINKS
         return subprocess.CompletedProcess(argv, 0, out, "")
 
+    def start(self, argv: Sequence[str]) -> None:
+        self.run(argv)
+
 
 @dataclass
 class FakeRouter:

@@ -1,6 +1,6 @@
 """The root password, kept on /data (the root filesystem is read-only): the
 shadow file /data/keel/access/shadow, bind-mounted over /etc/shadow at boot
-(S03access) and again each time it changes, so BusyBox's login and the UI's
+(S04access) and again each time it changes, so BusyBox's login and the UI's
 shell key check the same hash. Or, on a console-only box, a recorded choice to
 have none."""
 

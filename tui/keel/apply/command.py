@@ -18,6 +18,7 @@ from pathlib import Path
 
 from keel.apply import boot, engine
 from keel.apply.errors import InvalidConfig, Refused
+from keel.boot import timeline
 from keel.config.errors import ConfigError
 from keel.config.load import Loaded, parse_config
 from keel.model import reading
@@ -49,6 +50,7 @@ class Applier:
     revisions: RevisionStore = field(default_factory=RevisionStore)
     key_path: Path = keys.KEY_PATH
     run_dir: Path = engine.RUN_DIR
+    timeline_path: Path | None = None  # at boot: each step's times go there
 
     def apply(self, loaded: Loaded, *, dry_run: bool = False, note: str = "apply") -> int:
         """Apply a validated config: EXIT_OK, or EXIT_REFUSED (said why)."""
@@ -94,7 +96,7 @@ class Applier:
                     self.report(line)
             return
         try:
-            engine.execute(steps, self.runner, self.report)
+            engine.execute(steps, self.runner, self.report, self._timed)
         except CommandError as err:
             raise Refused(f"error: {err}") from None
         if not steps:
@@ -128,6 +130,12 @@ class Applier:
                 raise Refused(f"wireguard: {err}") from None
             self.report(f"wireguard: {err} (no tunnel in this config: carrying on)")
 
+    def _timed(self, step: engine.Step, start: float, end: float) -> None:
+        if self.timeline_path is not None:
+            with contextlib.suppress(OSError):
+                timeline.append(timeline.Mark(f"apply {step.component}: {step.why}",
+                                              start, end), self.timeline_path)
+
     def _private_key(self) -> str:
         return self.key_path.read_text().strip()
 
@@ -153,7 +161,13 @@ def make_applier(report: Callable[[str], None] = print) -> Applier:
 def cmd_apply(path: Path | None, *, dry_run: bool, confirm: int | None, boot: bool,
               note: str = "apply") -> int:
     if boot:
-        return _apply_at_boot(make_applier(_console))
+        applier = make_applier(_console)
+        applier.timeline_path = applier.run_dir / timeline.TIMELINE.name
+        # from the init script's start to here: Python and keel's imports
+        with contextlib.suppress(OSError):
+            timeline.append(timeline.Mark("keel apply --boot: python, imports", None,
+                                          timeline.boottime()), applier.timeline_path)
+        return _apply_at_boot(applier)
     applier = make_applier()
     source = path or config_in_force()
     try:

@@ -91,9 +91,13 @@ def plan_dhcp_client(model: RouterModel, probe: Probe) -> list[Step]:
         pidfile = f"{probe.run_dir}/udhcpc-{wan.interface}.pid"
         if probe.pid_alive(pidfile):
             continue
-        steps.append(Step("dhcp-client", f"DHCP on {wan.interface}", ((
-            "udhcpc", "-i", wan.interface, "-b", "-S", "-x", "hostname:" + model.system.hostname,
-            "-p", pidfile, "-s", "/usr/share/keel/udhcpc.script"),)))
+        # in the foreground of its own detached process: the boot goes on at
+        # once (udhcpc -b would hold it for 3 discovers of 3 s with no server)
+        steps.append(Step("dhcp-client", f"DHCP on {wan.interface} (in the background)",
+                          started=((
+                              "udhcpc", "-f", "-i", wan.interface, "-S",
+                              "-x", "hostname:" + model.system.hostname, "-p", pidfile,
+                              "-s", "/usr/share/keel/udhcpc.script"),)))
     return steps
 
 
@@ -301,6 +305,17 @@ def plan_firewall(model: RouterModel, probe: Probe) -> list[Step]:
                  action=lambda: record_live_ruleset(probe.runner, probe.run_dir))]
 
 
+def plan_forwarding(probe: Probe) -> list[Step]:
+    """Forwarding on, after keel's ruleset is in: the boot leaves it off
+    (S02firewall's default-deny ruleset, no forwarding) until then. A plan
+    that stops at the firewall never turns it on."""
+    if probe.forwarding():
+        return []
+    return [Step("firewall", "forwarding on (IPv4, IPv6), behind the ruleset",
+                 (("sysctl", "-qw", "net.ipv4.ip_forward=1",
+                   "net.ipv6.conf.all.forwarding=1"),))]
+
+
 def plan_dnsmasq(model: RouterModel, probe: Probe) -> list[Step]:
     conf = dnsmasq.render_dnsmasq(model)
     pidfile = str(probe.run_dir / "dnsmasq.pid")
@@ -410,6 +425,7 @@ def plan(model: RouterModel, probe: Probe, private_key: Callable[[], str]) -> li
         *plan_tunnel(model, probe, private_key),
         *plan_shaping(model, probe),
         *plan_firewall(model, probe),
+        *plan_forwarding(probe),
         *plan_dnsmasq(model, probe),
         *plan_iperf3(model, probe),
         *plan_tuning(model, probe),

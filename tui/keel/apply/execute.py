@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from keel.apply.steps import Step
+from keel.boot.timeline import boottime
 from keel.system.commands import Runner
 
 
@@ -39,6 +40,8 @@ def run_step(step: Step, runner: Runner, report: Callable[[str], None] = print) 
         report(f"  {note}")
     for cmd in step.commands:
         runner.run(list(cmd))
+    for cmd in step.started:
+        runner.start(list(cmd))
     for path, value in step.stamps:
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -46,7 +49,15 @@ def run_step(step: Step, runner: Runner, report: Callable[[str], None] = print) 
     return Outcome(step, notes)
 
 
-def execute(steps: list[Step], runner: Runner,
-            report: Callable[[str], None] = print) -> list[Outcome]:
-    """Every step in order; stops at the first that fails (CommandError)."""
-    return [run_step(step, runner, report) for step in steps]
+def execute(steps: list[Step], runner: Runner, report: Callable[[str], None] = print,
+            timed: Callable[[Step, float, float], None] | None = None) -> list[Outcome]:
+    """Every step in order; stops at the first that fails (CommandError).
+    `timed(step, start, end)` is told each step's times (the boot timeline)."""
+    if timed is None:
+        return [run_step(step, runner, report) for step in steps]
+    outcomes = []
+    for step in steps:
+        start = boottime()
+        outcomes.append(run_step(step, runner, report))
+        timed(step, start, boottime())
+    return outcomes

@@ -119,6 +119,12 @@ class Probe:
         pid = pidfile_pid(pidfile)
         return pid is not None and pid_alive(pid)
 
+    def forwarding(self) -> bool:
+        """IPv4 and IPv6 forwarding both on (read through the runner)."""
+        proc = self.runner.run(["sysctl", "-n", "net.ipv4.ip_forward",
+                                "net.ipv6.conf.all.forwarding"], check=False)
+        return proc.returncode == 0 and proc.stdout.split() == ["1", "1"]
+
     def hostname(self) -> str | None:
         return read_hostname()
 

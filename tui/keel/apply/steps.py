@@ -25,12 +25,15 @@ class Step:
     stamps: tuple[tuple[str, str], ...] = ()
     # run before the commands; what it returns are notes (findings, in words)
     action: Callable[[], list[str] | None] | None = field(default=None, compare=False)
+    # daemons started after the commands, in the background (never waited for)
+    started: tuple[tuple[str, ...], ...] = ()
 
     def describe(self) -> list[str]:
         out = [f"{self.component}: {self.why}"]
         for path, _text, mode in self.files:
             out.append(f"  write {path}" + (" (secret, mode 0600)" if mode == 0o600 else ""))
         out += ["  " + " ".join(cmd) for cmd in self.commands]
+        out += ["  " + " ".join(cmd) + " &" for cmd in self.started]
         return out
 
 

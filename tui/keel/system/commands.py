@@ -42,5 +42,16 @@ class Runner:
             raise CommandError(argv, proc.returncode, proc.stderr)
         return proc
 
+    def start(self, argv: Sequence[str]) -> None:
+        """Start a daemon that stays in the foreground, detached (its own
+        session, no stdin/stdout/stderr), and do not wait for it."""
+        self.ran.append(list(argv))
+        log.debug("start %s", " ".join(argv))
+        try:
+            subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+        except FileNotFoundError:
+            raise CommandError(argv, 127, f"{argv[0]}: command not found") from None
+
     def output(self, argv: Sequence[str], **kwargs) -> str:
         return self.run(argv, **kwargs).stdout
