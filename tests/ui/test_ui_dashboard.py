@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 
 import pytest
 from textual.widgets import Sparkline
@@ -346,4 +347,8 @@ async def test_the_latency_plot_has_a_linear_ms_axis_and_a_time_axis():
         axis = rows[-1]
         assert "now+" in axis and "-10s+" in axis
         now_x = axis.index("now+") + len("now")
-        assert now_x - LABEL_WIDTH == plot.model.cur % plot.model.cols  # the sweep's column
+        assert now_x - LABEL_WIDTH == plot.model.cols - 1  # scrolling: the newest is the last
+        # seconds ago in the order they read, oldest at the left
+        ages = [int(a) for a in re.findall(r" -(\d+)s\+", axis)]
+        assert len(ages) >= 5 and ages == sorted(ages, reverse=True)
+        assert axis.index(f" -{ages[-1]}s+") < axis.index(" now+")

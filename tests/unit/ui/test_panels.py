@@ -22,7 +22,7 @@ def test_every_panel_has_a_title():
 
 
 def test_polls_of_one_interval_are_aligned_to_its_multiples():
-    from keel.ui.screens import aligned_delay
+    from keel.ui.polling import aligned_delay
 
     assert aligned_delay(1.0, now=100.25) == 0.75
     assert aligned_delay(1.0, now=100.0) == 1.0  # just polled on the tick: the next one

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 from keel.parse.ping import LatencySample
 from keel.thresholds import GRADE_LINES_MS
 from keel.ui.bigtext import big_text
-from keel.ui.plot import LABEL_WIDTH, MAX_LABELS, PlotModel
+from keel.ui.plot import ALL, DATA, LABEL_WIDTH, MAX_LABELS, NOTHING, PlotModel
 
 T0 = 1_000_000.0
 
 
-def filled(sweep=False, ascii_only=True, width=45, height=8):
-    model = PlotModel(bucket=1.0, sweep=sweep, ascii_only=ascii_only, width=width,
-                      height=height)
+def filled(ascii_only=True, width=45, height=8):
+    model = PlotModel(bucket=1.0, ascii_only=ascii_only, width=width, height=height)
     model.set_baseline(5.0)
     for i in range(30):
         rtt = None if i % 10 == 9 else 5 + i * 2.5
@@ -86,14 +86,32 @@ def test_the_time_axis_counts_seconds_ago():
     assert axis[now - 10] == "+" and axis[now - 20] == "+"
 
 
-def test_the_sweeps_time_axis_travels_with_the_newest_column():
-    model = filled(sweep=True, width=45)
+def test_the_time_axis_reads_oldest_to_now_left_to_right_and_stays_put():
+    model = filled(width=80)  # 71 columns of 1 s
     axis = model.time_axis()
-    assert axis.index("now+") + 3 == model.cur % model.cols
+    labels = re.findall(r" (-\d+s|now)\+", axis)
+    assert labels == ["-60s", "-50s", "-40s", "-30s", "-20s", "-10s", "now"]
+    assert axis.index(" -60s+") < axis.index(" -10s+") < axis.index(" now+")
+    assert axis.index("now+") + 3 == model.cols - 1  # the newest column is the last
     model.advance(T0 + 31)
-    moved = model.time_axis()
-    assert moved.index("now+") + 3 == model.cur % model.cols
-    assert moved != axis
+    assert model.time_axis() == axis  # the ticks sit at fixed ages: nothing to repaint
+
+
+def test_the_plot_scrolls_the_newest_bucket_in_at_the_right():
+    model = filled(width=45)  # 36 columns: buckets T0-5 .. T0+30
+    before = model.lines()
+    model.add("tunnel", [LatencySample(T0 + 31.2, 65.0)])
+    model.add("outside", [LatencySample(T0 + 31.2, 3.0)])
+    model.advance(T0 + 31)
+    after = model.lines()
+    cols = slice(LABEL_WIDTH, LABEL_WIDTH + model.cols)
+    for old, new in zip(before[:-1], after[:-1], strict=True):
+        # the data shift one column left (the dashes of a grade line stay put)
+        shifted = [a == b for a, b in zip(old[cols][1:], new[cols][:-1], strict=True)
+                   if a not in " -" and b not in " -"]
+        assert all(shifted)
+    newest = [line[cols][-1] for line in after[:-1]]
+    assert newest[model.row(65.0)] == "*" and newest[model.row(3.0)] == "o"
 
 
 def test_modern_plot_uses_dots_and_keeps_x_for_losses():
@@ -102,23 +120,17 @@ def test_modern_plot_uses_dots_and_keeps_x_for_losses():
     assert "\u25cf" in text and "x" in text
 
 
-def test_sweep_repaints_only_the_new_columns():
-    model = filled(sweep=True)
-    assert model.take_dirty() is None  # first paint: all
+def test_a_new_bucket_repaints_the_data_columns_and_a_new_scale_everything():
+    model = filled()
+    assert model.take_change() == ALL  # first paint: the labels and the axis too
     model.add("tunnel", [LatencySample(T0 + 30.2, 6.0)])
     model.advance(T0 + 31)
-    dirty = model.take_dirty()
-    assert dirty is not None and len(dirty) <= 3
-    model.advance(T0 + 31.5)  # same bucket: nothing to do
-    assert model.take_dirty() == set()
-
-
-def test_scroll_mode_repaints_everything_and_rescales():
-    model = filled()
-    model.take_dirty()
-    model.add("tunnel", [LatencySample(T0 + 31.1, 900.0)])
+    assert model.take_change() == DATA  # the columns scrolled; labels and axis stay
+    model.advance(T0 + 31.5)  # same bucket, no sample: nothing to do
+    assert model.take_change() == NOTHING
+    model.add("tunnel", [LatencySample(T0 + 31.6, 900.0)])
     model.advance(T0 + 32)
-    assert model.take_dirty() is None
+    assert model.take_change() == ALL  # a new scale: new labels
     assert model.top >= 900
 
 

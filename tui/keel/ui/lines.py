@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.geometry import Region, Size
 from textual.strip import Strip
@@ -33,6 +34,7 @@ class LinesPanel(Widget):
         super().__init__(**kwargs)
         self._lines: list[Text] = []
         self._strips: dict[int, Strip] = {}
+        self._base: Style | None = None  # rich_style walks the ancestors: once
 
     @property
     def plain_lines(self) -> list[str]:
@@ -66,6 +68,13 @@ class LinesPanel(Widget):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._strips.clear()
+        self._base = None
+
+    @property
+    def base_style(self) -> Style:
+        if self._base is None:
+            self._base = self.rich_style
+        return self._base
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(self._lines)
@@ -73,11 +82,11 @@ class LinesPanel(Widget):
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         if y >= len(self._lines):
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self.base_style)
         strip = self._strips.get(y)
         if strip is None or strip.cell_length != width:
-            segments = Segment.apply_style(self._lines[y].render(self.app.console),
-                                           self.rich_style)
-            strip = Strip(list(segments)).crop_extend(0, width, self.rich_style)
+            base = self.base_style
+            segments = Segment.apply_style(self._lines[y].render(self.app.console), base)
+            strip = Strip(list(segments)).crop_extend(0, width, base)
             self._strips[y] = strip
         return strip

@@ -6,12 +6,13 @@ at the grade boundaries (idle + keel.thresholds.GRADE_LINES_MS), each named at
 the right edge. The y axis is linear in ms from 0: every row is `step` ms
 (1, 2, 5 times a power of ten), a value is drawn on the row whose label is at
 or below it, and the labels are ticks of the same scale. The last row is the
-time axis: seconds ago, and "now" where the newest column is.
+time axis: seconds ago, in order, "now" at the newest column.
 
-On the console profile the plot *sweeps* (like a patient monitor): a new
-column overwrites the oldest in place, so one second costs a couple of
-terminal columns and the time axis row, not a full redraw of the plot; the
-axis's labels travel with the sweep.
+The plot scrolls: the newest column is the rightmost, and each new bucket
+shifts the rest left. The columns are drawn once per change (one list of runs
+a row, few style switches) and repainted as one region: the data rows between
+the labels; the labels and the time axis (its ticks sit at fixed ages) stay as
+they are until the scale or the size changes.
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ LABEL_WIDTH = 5  # "1000|"
 GRADE_WIDTH = 4  # " +60" at the right end of a grade line
 
 
+# what a change needs repainted (PlotModel.take_change)
+NOTHING, DATA, ALL = 0, 1, 2
+
+
 @dataclass
 class Cell:
     rtt: float | None = None  # worst RTT in the bucket
@@ -57,17 +62,15 @@ class Cell:
 class PlotModel:
     """Pure model: cells by bucket, the scale, and what needs repainting."""
 
-    def __init__(self, bucket: float = 1.0, sweep: bool = False, ascii_only: bool = True,
+    def __init__(self, bucket: float = 1.0, ascii_only: bool = True,
                  width: int = 80, height: int = 6) -> None:
-        self.bucket, self.sweep = bucket, sweep
+        self.bucket = bucket
         self.glyphs = ASCII_GLYPHS if ascii_only else RICH_GLYPHS
         self.cells: dict[str, dict[int, Cell]] = {s: {} for s in SERIES}
         self.cur: int | None = None
         self.baseline = 0.0
         self.step = float(MS_STEPS[0])
-        self._full = True
-        self._dirty: set[int] = set()
-        self._grid: list[list[tuple[str, str]]] | None = None  # [x][y] glyphs
+        self._change = ALL
         self._runs: dict[int, list[tuple[str, str]]] = {}
         self._line_rows: dict[int, float] = {}
         self.resize(width, height)
@@ -82,23 +85,21 @@ class PlotModel:
         self._scale_changed()
 
     def _scale_changed(self) -> None:
-        self._full = True
-        self._grid = None
-        self._runs.clear()
+        self._changed(ALL)
         self._line_rows = {}
         for g in GRADE_LINES_MS:  # the higher bound names a row two lines share
             self._line_rows[self.row(self.baseline + g)] = g
 
-    def column(self, bucket: int) -> int | None:
-        if self.cur is None or bucket > self.cur or bucket <= self.cur - self.cols + (
-                1 if self.sweep else 0):
-            return None
-        if self.sweep:
-            return bucket % self.cols
-        return self.cols - 1 - (self.cur - bucket)
+    def _changed(self, what: int) -> None:
+        self._change = max(self._change, what)
+        self._runs.clear()
 
-    def gap_column(self) -> int | None:
-        return None if self.cur is None or not self.sweep else (self.cur + 1) % self.cols
+    def column(self, bucket: int) -> int | None:
+        """The data column of a bucket (the newest is the last), None when it
+        is not shown."""
+        if self.cur is None or not self.cur - self.cols < bucket <= self.cur:
+            return None
+        return self.cols - 1 - (self.cur - bucket)
 
     # --- scale --------------------------------------------------------------
     @property
@@ -145,16 +146,14 @@ class PlotModel:
                 cell.lost = True
             else:
                 cell.rtt = s.rtt_ms if cell.rtt is None else max(cell.rtt, s.rtt_ms)
-            self._dirty.add(b)
+            if self.column(b) is not None or self.cur is None or b > self.cur:
+                self._changed(DATA)
 
     def advance(self, now: float) -> None:
         cur = math.floor(now / self.bucket)
         if self.cur is not None and cur <= self.cur:
             return
-        if self.cur is None or not self.sweep or cur - self.cur >= self.cols:
-            self._full = True
-        else:
-            self._dirty.update(range(self.cur + 1, cur + 2))
+        self._changed(ALL if self.cur is None else DATA)  # the first: the axis's labels
         self.cur = cur
         keep = cur - self.cols - 1
         for cells in self.cells.values():
@@ -175,25 +174,11 @@ class PlotModel:
             self.step = step
             self._scale_changed()
 
-    def take_dirty(self) -> set[int] | None:
-        """Columns to repaint, or None for everything."""
-        self._runs.clear()
-        if self._full:
-            self._full = False
-            self._dirty.clear()
-            self._grid = None
-            return None
-        cols = {c for b in self._dirty if (c := self.column(b)) is not None}
-        if (gap := self.gap_column()) is not None and self._dirty:
-            cols.add(gap)
-        self._dirty.clear()
-        if self._grid is not None:
-            for x in cols:
-                self._grid[x] = self._column(x)
-        return cols
-
-    def _column(self, x: int) -> list[tuple[str, str]]:
-        return [self.glyph(x, y) for y in range(self.rows)]
+    def take_change(self) -> int:
+        """What changed since the last call: NOTHING, DATA (the data columns)
+        or ALL (the labels and the time axis too)."""
+        change, self._change = self._change, NOTHING
+        return change
 
     # --- rendering ------------------------------------------------------
     def label(self, y: int) -> str:
@@ -214,20 +199,18 @@ class PlotModel:
 
     def time_axis(self) -> str:
         """The time axis under the data columns: a tick every tick_seconds(),
-        each labelled with its age ("-10s"; "now" at the newest column), the
-        label left of its tick; a tick whose label does not fit whole is left
-        out."""
+        each labelled with its age, oldest left ("-60s" ... "-10s", "now" at
+        the newest column), the label left of its tick; a tick whose label
+        does not fit whole is left out. The ticks sit at fixed ages: the axis
+        does not move as the plot scrolls."""
         chars = [self.glyphs["x_axis"]] * self.cols
         if self.cur is None:
             return "".join(chars)
         every = self.tick_seconds()
-        ticks = []
-        for i in range(int(self.cols * self.bucket / every) + 1):
-            x = self.column(self.cur - round(i * every / self.bucket))
-            if x is not None:
-                ticks.append((x, "now" if i == 0 else f"-{i * every:g}s"))
         taken: set[int] = set()
-        for x, text in ticks:
+        for i in range(int(self.cols * self.bucket / every) + 1):
+            x = self.cols - 1 - round(i * every / self.bucket)
+            text = "now" if i == 0 else f"-{i * every:g}s"
             span = range(x - len(text) - 1, x + 1)  # a space, the label, the tick
             if span.start < 0 or taken.intersection(span):
                 continue
@@ -235,71 +218,79 @@ class PlotModel:
             chars[span.start:x + 1] = " " + text + self.glyphs["tick"]
         return "".join(chars)
 
-    def glyph(self, x: int, y: int) -> tuple[str, str]:
-        """(character, style key) at data column x, row y."""
-        if self.cur is None or x == self.gap_column():
-            return " ", ""
-        if self.sweep:
-            bucket = self.cur - ((self.cur - x) % self.cols)
-        else:
-            bucket = self.cur - (self.cols - 1 - x)
-        for series in SERIES:  # the tunnel wins a shared cell
-            cell = self.cells[series].get(bucket)
-            if cell is None:
-                continue
-            if cell.rtt is not None and self.row(cell.rtt) == y:
-                return self.glyphs[series], series
-            if cell.lost and y == 0:
-                return self.glyphs["loss"], "loss"
+    def _points(self) -> dict[tuple[int, int], tuple[str, str]]:
+        """(x, y) -> (character, style key) of every point and loss shown."""
+        points: dict[tuple[int, int], tuple[str, str]] = {}
+        if self.cur is None:
+            return points
+        for series in reversed(SERIES):  # the tunnel, drawn last, wins a shared cell
+            for bucket, cell in self.cells[series].items():
+                x = self.column(bucket)
+                if x is None:
+                    continue
+                if cell.lost:
+                    points[(x, 0)] = (self.glyphs["loss"], "loss")
+                if cell.rtt is not None:
+                    points[(x, self.row(cell.rtt))] = (self.glyphs[series], series)
+        return points
+
+    def glyph(self, x: int, y: int, points: dict[tuple[int, int], tuple[str, str]]
+              ) -> tuple[str, str]:
+        """(character, style key) at data column x, row y: a point, else the
+        grade line's dash (every other column, fixed on the screen)."""
+        found = points.get((x, y))
+        if found is not None:
+            return found
         if y in self._line_rows and x % 2 == 0:
             return self.glyphs["line"], "line"
         return " ", ""
 
+    def _paint(self) -> None:
+        """Every row's runs, from the points of the buckets shown."""
+        points = self._points()
+        for y in range(self.rows):
+            runs: list[tuple[str, str]] = [(self.label(y), "label")]
+            for x in range(self.cols):
+                ch, style = self.glyph(x, y, points)
+                if ch == " ":
+                    style = runs[-1][1]  # spaces join the run before: no style switch
+                if style == runs[-1][1]:
+                    runs[-1] = (runs[-1][0] + ch, style)
+                else:
+                    runs.append((ch, style))
+            runs.append((self.grade_label(y), "grade"))
+            self._runs[y] = runs
+        self._runs[self.rows] = [(self.label(self.rows) + self.time_axis()
+                                  + " " * GRADE_WIDTH, "label")]
+
     def runs(self, y: int) -> list[tuple[str, str]]:
         """Row y as (text, style key) runs: few style changes per line."""
-        if self._full or self._dirty:
-            self._grid = None  # read before take_dirty(): paint from scratch
-            self._runs.clear()
-        cached = self._runs.get(y)
-        if cached is not None:
-            return cached
-        if y >= self.rows:
-            runs = [(self.label(y) + self.time_axis() + " " * GRADE_WIDTH, "label")]
-            self._runs[y] = runs
-            return runs
-        if self._grid is None:
-            self._grid = [self._column(x) for x in range(self.cols)]
-        runs: list[tuple[str, str]] = [(self.label(y), "label")]
-        for x in range(self.cols):
-            ch, style = self._grid[x][y]
-            if ch == " ":
-                style = runs[-1][1]  # spaces join the run before: no style switch
-            if style == runs[-1][1]:
-                runs[-1] = (runs[-1][0] + ch, style)
-            else:
-                runs.append((ch, style))
-        runs.append((self.grade_label(y), "grade"))
-        self._runs[y] = runs
-        return runs
+        if not self._runs:
+            self._paint()
+        return self._runs[y]
 
     def lines(self) -> list[str]:
         return ["".join(t for t, _ in self.runs(y)) for y in range(self.height)]
 
 
 class LatencyPlot(Widget):
-    """The widget: feeds snapshots to a PlotModel, repaints only dirty columns."""
+    """The widget: feeds snapshots to a PlotModel; repaints the data columns
+    when the data moved, everything when the scale did."""
 
     DEFAULT_CSS = "LatencyPlot { height: 1fr; min-height: 4; }"
 
-    def __init__(self, bucket: float = 1.0, sweep: bool = False, ascii_only: bool = True,
-                 **kwargs) -> None:
+    def __init__(self, bucket: float = 1.0, ascii_only: bool = True, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.model = PlotModel(bucket, sweep, ascii_only)
-        self._styles: dict[str, Style] = {}
+        self.model = PlotModel(bucket, ascii_only)
+        self._styles: dict[str, Style] = {}  # rich_style walks the ancestors: once
 
     def on_resize(self) -> None:
         self.model.resize(self.size.width, self.size.height)
         self.refresh()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles.clear()
 
     def show(self, snapshot: LatencySnapshot) -> None:
         for series in snapshot.series:
@@ -307,31 +298,32 @@ class LatencyPlot(Widget):
                 self.model.add(series.name, series.new)
         tunnel = snapshot.get("tunnel")
         self.model.set_baseline(tunnel.idle_ms if tunnel else None)
-        before = self.model.cur
         self.model.advance(snapshot.now)
-        dirty = self.model.take_dirty()
-        if dirty is None:
+        change = self.model.take_change()
+        if change == ALL:
             self.refresh()
-            return
-        for x in sorted(dirty):
-            self.refresh(Region(LABEL_WIDTH + x, 0, 1, self.model.rows))
-        if self.model.cur != before:  # the time axis's labels moved
-            self.refresh(Region(LABEL_WIDTH, self.model.rows, self.model.cols, 1))
+        elif change == DATA:  # the data rows between their labels
+            self.refresh(Region(LABEL_WIDTH, 0, self.model.cols, self.model.rows))
 
     def _style(self, key: str) -> Style:
-        if key not in self._styles:
-            base = self.rich_style
-            self._styles[key] = base + Style.parse(STYLES[key]) if STYLES[key] else base
-        return self._styles[key]
+        style = self._styles.get(key)
+        if style is None:
+            if not STYLES[key]:
+                style = self.rich_style
+            else:
+                style = self._style("") + Style.parse(STYLES[key])
+            self._styles[key] = style
+        return style
 
     def on_unmount(self) -> None:
         self._styles.clear()
 
     def render_line(self, y: int) -> Strip:
+        width, base = self.size.width, self._style("")
         if y >= self.model.height:
-            return Strip.blank(self.size.width, self.rich_style)
+            return Strip.blank(width, base)
         segments = [Segment(text, self._style(key)) for text, key in self.model.runs(y)]
-        return Strip(segments).adjust_cell_length(self.size.width, self.rich_style)
+        return Strip(segments).adjust_cell_length(width, base)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return self.model.height

@@ -26,7 +26,6 @@ class Profile:
     data_interval: float  # seconds between polls of each collector
     latency_interval: float  # seconds between plot updates
     plot_bucket: float  # seconds of probes per plot column
-    sweep: bool  # plot overwrites in place (cheap) instead of scrolling
     fps: int
     theme: str
 
@@ -36,9 +35,9 @@ class Profile:
 
 
 CONSOLE = Profile(console=True, data_interval=1.0, latency_interval=1.0, plot_bucket=1.0,
-                  sweep=True, fps=5, theme="textual-ansi")
+                  fps=5, theme="textual-ansi")
 MODERN = Profile(console=False, data_interval=1.0, latency_interval=0.5, plot_bucket=0.2,
-                 sweep=False, fps=30, theme="textual-dark")
+                 fps=30, theme="textual-dark")
 
 
 def current_tty() -> str:

@@ -13,6 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
 from textual.widgets import Input, Static
 from textual.worker import Worker, get_current_worker
 
@@ -24,20 +25,13 @@ from keel.ui.bigtext import big_text
 from keel.ui.frame import Frame, frame, set_title
 from keel.ui.lines import LinesPanel
 from keel.ui.plot import LatencyPlot
+from keel.ui.polling import Polled, PollSchedule, poll_each
 from keel.ui.selftest import Outcome, RecommendedRates, failure, outcome
 from keel.ui.selftest_latency import SelfTestLatency
 from keel.ui.spark import RateSparkline
 
 if TYPE_CHECKING:
     from keel.ui.app import KeelApp
-
-
-class Polled(Message):
-    """A collector's snapshot, posted from its poll worker."""
-
-    def __init__(self, name: str, snapshot: Any) -> None:
-        super().__init__()
-        self.name, self.snapshot = name, snapshot
 
 
 class TestEvent(Message):
@@ -48,18 +42,10 @@ class TestEvent(Message):
         self.event = event
 
 
-def aligned_delay(interval: float, now: float | None = None) -> float:
-    """Seconds to the next multiple of `interval` on the monotonic clock: the
-    collectors of one interval are polled together, so their snapshots are
-    drawn in one frame, not one frame each (what the console's CPU goes on)."""
-    now = time.monotonic() if now is None else now
-    return interval - now % interval
-
-
 class PollingScreen(Screen):
-    """Polls its collectors while shown, one poll of each in flight at a time:
-    the timer is re-armed when a poll completes (Dolphie's pattern), for the
-    next multiple of the collector's interval (aligned_delay). A hidden
+    """Polls its collectors while shown, one poll in flight at a time: every
+    collector due in one worker (keel.ui.polling), the timer re-armed when it
+    completes (Dolphie's pattern) for when the next one is due. A hidden
     (suspended) screen polls nothing."""
 
     POLLS: tuple[str, ...] = ()
@@ -68,13 +54,22 @@ class PollingScreen(Screen):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self._poll_timers: dict[str, Any] = {}
-        self._poll_inflight: set[str] = set()
+        self._schedule: PollSchedule | None = None
+        self._poll_timer: Timer | None = None
+        self._poll_inflight = False
         self._poll_active = False
 
     @property
     def keel(self) -> KeelApp:
         return self.app  # type: ignore[return-value]
+
+    @property
+    def schedule(self) -> PollSchedule:
+        if self._schedule is None:
+            collectors = self.keel.collectors
+            self._schedule = PollSchedule({name: self.keel.interval(name)
+                                           for name in self.POLLS if name in collectors})
+        return self._schedule
 
     def on_screen_resume(self) -> None:
         self._poll_active = True
@@ -82,40 +77,53 @@ class PollingScreen(Screen):
 
     def on_screen_suspend(self) -> None:
         self._poll_active = False
-        for timer in self._poll_timers.values():
-            timer.stop()
-        self._poll_timers.clear()
+        self._stop_poll_timer()
+
+    def _stop_poll_timer(self) -> None:
+        if self._poll_timer is not None:
+            self._poll_timer.stop()
+            self._poll_timer = None
 
     def poll_all(self) -> None:
-        for name in self.POLLS:
-            self.poll(name)
+        """Every collector now (the `r` key; the screen shown again)."""
+        self.schedule.all_due()
+        self.poll()
 
-    def poll(self, name: str) -> None:
-        collector = self.keel.collectors.get(name)
-        if collector is None or name in self._poll_inflight or not self._poll_active:
+    def poll(self) -> None:
+        """The collectors due, in one worker."""
+        if self._poll_inflight or not self._poll_active:
             return
-        self._poll_timers.pop(name, None)
-        self._poll_inflight.add(name)
-        self.run_worker(partial(self._poll_thread, name, collector), name=name, group="poll",
+        self._stop_poll_timer()
+        now = time.monotonic()
+        names = self.schedule.due(now)
+        if not names:
+            self._arm_poll_timer()
+            return
+        self.schedule.polled(names, now)
+        self._poll_inflight = True
+        collectors = [(name, self.keel.collectors[name]) for name in names]
+        self.run_worker(partial(self._poll_thread, collectors), name="poll", group="poll",
                         thread=True, exit_on_error=False)
 
-    def _poll_thread(self, name: str, collector: Any) -> None:
-        self.post_message(Polled(name, collector.poll()))
+    def _poll_thread(self, collectors: list[tuple[str, Any]]) -> None:
+        self.post_message(Polled(poll_each(collectors)))
+
+    def _arm_poll_timer(self) -> None:
+        delay = self.schedule.delay(time.monotonic())
+        if delay is not None and self._poll_active:
+            self._stop_poll_timer()
+            # Textual's timers take no zero delay: one overdue is polled a moment later
+            self._poll_timer = self.set_timer(max(delay, 0.01), self.poll)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        worker = event.worker
-        if worker.group != "poll" or not worker.is_finished:
+        if event.worker.group != "poll" or not event.worker.is_finished:
             return
-        self._poll_inflight.discard(worker.name)
-        if self._poll_active:
-            timer = self._poll_timers.pop(worker.name, None)
-            if timer is not None:
-                timer.stop()
-            self._poll_timers[worker.name] = self.set_timer(
-                aligned_delay(self.keel.interval(worker.name)), partial(self.poll, worker.name))
+        self._poll_inflight = False
+        self._arm_poll_timer()
 
     def on_polled(self, message: Polled) -> None:
-        self.show(message.name, message.snapshot)
+        for name, snapshot in message.snapshots.items():
+            self.show(name, snapshot)
 
     def show(self, name: str, snapshot: Any) -> None:
         """Draw a polled snapshot: the latency plot where the screen has one,
@@ -130,8 +138,7 @@ class PollingScreen(Screen):
 
     def make_plot(self) -> LatencyPlot:
         p = self.keel.profile
-        return LatencyPlot(bucket=p.plot_bucket, sweep=p.sweep, ascii_only=p.console,
-                           id="plot")
+        return LatencyPlot(bucket=p.plot_bucket, ascii_only=p.console, id="plot")
 
     def show_latency(self, snapshot: LatencySnapshot) -> None:
         plot = self.query_one(LatencyPlot)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
-from rich.console import Console, ConsoleOptions, RenderResult
 from rich.segment import Segment
 from rich.style import Style
 from textual.renderables.sparkline import Sparkline as SparklineRenderable
+from textual.strip import Strip
 from textual.widgets import Sparkline
 
 from keel.ui.profile import CONSOLE_BLOCKS
@@ -37,48 +38,38 @@ def columns(data: Sequence[float], width: int, seconds: int) -> list[float | Non
     return [None] * (width - len(cols)) + cols
 
 
-class ZeroBars(SparklineRenderable):
-    """Bars from zero to the window's highest value, one style for all (a
-    bar's colour does not change as it ages: a scroll repaints no styles),
-    after a label on the first row."""
-
-    def __init__(self, data: Sequence[float], *, width: int, height: int, seconds: int,
-                 bars: str, style: Style, label: str = "", label_style: Style | None = None
-                 ) -> None:
-        super().__init__(data, width=width, height=height)
-        self.seconds, self.bars, self.style = seconds, bars, style
-        self.label, self.label_style = label, label_style
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        width, height = self.width or options.max_width, self.height or 1
-        width -= len(self.label)
-        cols = columns(self.data, max(0, width), self.seconds)
-        top = max((c for c in cols if c is not None), default=0.0)
-        per_row = len(self.bars)
-        levels = per_row * height
-        for row in reversed(range(height)):
-            text = []
-            for value in cols:
-                if value is None or top <= 0:
-                    # no history yet: blank; no traffic: the floor
-                    text.append(" " if value is None or row else self.bars[0])
-                    continue
-                level = min(levels - 1, math.floor(value / top * levels))  # 0 .. levels-1
-                low = row * per_row
-                text.append(" " if level < low else self.bars[-1] if level >= low + per_row
-                            else self.bars[level - low])
-            if self.label:
-                first = row == height - 1
-                yield Segment(self.label if first else " " * len(self.label),
-                              self.label_style if first else self.style)
-            yield Segment("".join(text), self.style)
-            if row:
-                yield Segment.line()
+def bar_rows(data: Sequence[float], width: int, height: int, seconds: int,
+             bars: str) -> list[str]:
+    """The bars, top row first: from zero to the window's highest value,
+    `len(bars)` levels a row; blank where the history does not reach, the
+    lowest bar on the bottom row where there was no traffic."""
+    cols = columns(data, max(0, width), seconds)
+    top = max((c for c in cols if c is not None), default=0.0)
+    per_row = len(bars)
+    levels = per_row * height
+    rows = []
+    for row in reversed(range(height)):
+        text = []
+        for value in cols:
+            if value is None or top <= 0:
+                # no history yet: blank; no traffic: the floor
+                text.append(" " if value is None or row else bars[0])
+                continue
+            level = min(levels - 1, math.floor(value / top * levels))  # 0 .. levels-1
+            low = row * per_row
+            text.append(" " if level < low else bars[-1] if level >= low + per_row
+                        else bars[level - low])
+        rows.append("".join(text))
+    return rows
 
 
 class RateSparkline(Sparkline):
     """Textual's Sparkline, drawn from zero in the profile's glyphs, with the
-    rate now as its label ("rx 240.0M"): one widget a row, one repaint a poll."""
+    rate now as its label ("rx 240.0M") on its first row: one widget a row,
+    one repaint a poll. Its lines are built here as two segments each (the
+    label, the bars; one style for every bar: a bar's colour does not change
+    as it ages, so a scroll repaints no styles), not through a Rich
+    renderable: that was the dashboard's dearest line to draw."""
 
     DEFAULT_CSS = """
     RateSparkline { height: 1; width: 1fr; }
@@ -89,6 +80,9 @@ class RateSparkline(Sparkline):
         super().__init__(**kwargs)
         self.bars = CONSOLE_BARS if ascii_only else MODERN_BARS
         self.label = ""
+        self._styles: tuple[Style, Style, Style] | None = None  # base, bars, label
+        self._drawn: tuple[Any, ...] = ()
+        self._rows: list[Strip] = []
 
     def show(self, data: Sequence[float], label: str) -> None:
         """New history and label; one repaint if either changed."""
@@ -111,11 +105,32 @@ class RateSparkline(Sparkline):
         """Seconds of history across the width."""
         return self.seconds * self.bar_width
 
-    def render(self) -> ZeroBars:
-        _, base = self.background_colors
-        color = base + (self.get_component_styles("sparkline--max-color").color
-                        if self.max_color is None else self.max_color)
-        return ZeroBars(self.data or [], width=self.size.width, height=self.size.height,
-                        seconds=self.seconds, bars=self.bars,
-                        style=self.rich_style + Style(color=color.rich_color),
-                        label=self.label, label_style=self.rich_style + Style(bold=True))
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles = None
+        self._drawn = ()
+
+    def _bar_styles(self) -> tuple[Style, Style, Style]:
+        if self._styles is None:
+            _, background = self.background_colors
+            color = background + (self.get_component_styles("sparkline--max-color").color
+                                  if self.max_color is None else self.max_color)
+            base = self.rich_style
+            self._styles = (base, base + Style(color=color.rich_color), base + Style(bold=True))
+        return self._styles
+
+    def render_line(self, y: int) -> Strip:
+        width, height = self.size
+        drawn = (self.data, self.label, width, height, self.max_color)
+        if drawn != self._drawn:
+            base, bar, bold = self._bar_styles()
+            pad = " " * len(self.label)
+            rows = bar_rows(self.data or [], width - len(self.label), height, self.seconds,
+                            self.bars)
+            self._rows = [Strip([Segment(self.label if i == 0 else pad, bold if i == 0 else bar),
+                                 Segment(row, bar)]).adjust_cell_length(width, base)
+                          for i, row in enumerate(rows)]
+            self._drawn = drawn
+        if y < len(self._rows):
+            return self._rows[y]
+        return Strip.blank(width, self._bar_styles()[0])
