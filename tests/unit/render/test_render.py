@@ -192,6 +192,9 @@ class SteadyProbe(engine.Probe):
     def pid_alive(self, pidfile):
         return "dnsmasq" in pidfile or "udhcpc" in pidfile
 
+    def forwarding(self):
+        return True
+
     def cpu_tuning(self):
         return CpuTuning({}, "none", (), None)
 
