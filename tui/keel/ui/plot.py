@@ -218,9 +218,9 @@ class PlotModel:
             chars[span.start:x + 1] = " " + text + self.glyphs["tick"]
         return "".join(chars)
 
-    def _points(self) -> dict[tuple[int, int], tuple[str, str]]:
-        """(x, y) -> (character, style key) of every point and loss shown."""
-        points: dict[tuple[int, int], tuple[str, str]] = {}
+    def _points(self) -> dict[int, dict[int, tuple[str, str]]]:
+        """Row -> column -> (character, style key) of every point and loss shown."""
+        points: dict[int, dict[int, tuple[str, str]]] = {}
         if self.cur is None:
             return points
         for series in reversed(SERIES):  # the tunnel, drawn last, wins a shared cell
@@ -229,35 +229,43 @@ class PlotModel:
                 if x is None:
                     continue
                 if cell.lost:
-                    points[(x, 0)] = (self.glyphs["loss"], "loss")
+                    points.setdefault(0, {})[x] = (self.glyphs["loss"], "loss")
                 if cell.rtt is not None:
-                    points[(x, self.row(cell.rtt))] = (self.glyphs[series], series)
+                    points.setdefault(self.row(cell.rtt), {})[x] = (self.glyphs[series], series)
         return points
 
-    def glyph(self, x: int, y: int, points: dict[tuple[int, int], tuple[str, str]]
-              ) -> tuple[str, str]:
-        """(character, style key) at data column x, row y: a point, else the
-        grade line's dash (every other column, fixed on the screen)."""
-        found = points.get((x, y))
-        if found is not None:
-            return found
-        if y in self._line_rows and x % 2 == 0:
-            return self.glyphs["line"], "line"
-        return " ", ""
+    def _background(self, y: int) -> str:
+        """Row y's data columns where no point is: the grade line's dashes
+        (every other column, fixed on the screen), or blanks."""
+        if y not in self._line_rows:
+            return " " * self.cols
+        return "".join(self.glyphs["line"] if x % 2 == 0 else " " for x in range(self.cols))
 
     def _paint(self) -> None:
-        """Every row's runs, from the points of the buckets shown."""
+        """Every row's runs: the background between the points, a run per
+        style (blanks join the run before them: no style switch)."""
         points = self._points()
         for y in range(self.rows):
-            runs: list[tuple[str, str]] = [(self.label(y), "label")]
-            for x in range(self.cols):
-                ch, style = self.glyph(x, y, points)
-                if ch == " ":
-                    style = runs[-1][1]  # spaces join the run before: no style switch
-                if style == runs[-1][1]:
-                    runs[-1] = (runs[-1][0] + ch, style)
-                else:
-                    runs.append((ch, style))
+            background = self._background(y)
+            gap_style = "line" if y in self._line_rows else ""
+            row = points.get(y, {})
+            pieces: list[tuple[str, str]] = []
+            start = 0
+            for x in sorted(row):
+                pieces += [(background[start:x], gap_style), row[x]]
+                start = x + 1
+            pieces.append((background[start:], gap_style))
+            runs: list[tuple[str, str]] = []
+            text, style = [self.label(y)], "label"  # the run being built
+            for piece, key in pieces:
+                blanks = len(piece) - len(piece.lstrip(" "))
+                if key == style or blanks == len(piece):
+                    text.append(piece)
+                    continue
+                text.append(piece[:blanks])
+                runs.append(("".join(text), style))
+                text, style = [piece[blanks:]], key
+            runs.append(("".join(text), style))
             runs.append((self.grade_label(y), "grade"))
             self._runs[y] = runs
         self._runs[self.rows] = [(self.label(self.rows) + self.time_axis()

@@ -56,9 +56,9 @@ class PollSchedule:
         return max(0.0, min(self.due_at.values()) - now)
 
 
-class Polled(Message):
+class Polled(Message, bubble=False):
     """A tick's snapshots (collector name -> snapshot, in polling order),
-    posted from the poll worker."""
+    posted from the poll worker to its screen (and no further)."""
 
     def __init__(self, snapshots: Mapping[str, Any]) -> None:
         super().__init__()

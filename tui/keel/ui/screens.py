@@ -58,6 +58,7 @@ class PollingScreen(Screen):
         self._poll_timer: Timer | None = None
         self._poll_inflight = False
         self._poll_active = False
+        self._plot: LatencyPlot | None = None  # the screen's, from make_plot()
 
     @property
     def keel(self) -> KeelApp:
@@ -129,7 +130,7 @@ class PollingScreen(Screen):
         """Draw a polled snapshot: the latency plot where the screen has one,
         and the panels PANELS names; a screen that draws otherwise (the
         verdicts screen) overrides this."""
-        if name == "latency" and self.query(LatencyPlot):
+        if name == "latency" and self._plot is not None:
             self.show_latency(snapshot)
             return
         render = self.PANELS.get(name)
@@ -138,10 +139,11 @@ class PollingScreen(Screen):
 
     def make_plot(self) -> LatencyPlot:
         p = self.keel.profile
-        return LatencyPlot(bucket=p.plot_bucket, ascii_only=p.console, id="plot")
+        self._plot = LatencyPlot(bucket=p.plot_bucket, ascii_only=p.console, id="plot")
+        return self._plot
 
     def show_latency(self, snapshot: LatencySnapshot) -> None:
-        plot = self.query_one(LatencyPlot)
+        plot = self._plot if self._plot is not None else self.query_one(LatencyPlot)
         self.query_one("#latency", LinesPanel).set_lines(
             panels.latency_lines(snapshot, plot.model.glyphs))
         plot.show(snapshot)

@@ -27,6 +27,9 @@ def columns(data: Sequence[float], width: int, seconds: int) -> list[float | Non
     """The newest `width` columns, each the highest of `seconds` samples,
     newest at the right; None where the history does not reach."""
     cols: list[float | None] = []
+    if seconds == 1:  # a sample a column (the console's 80 columns)
+        cols = list(data[-width:]) if width else []
+        return [None] * (width - len(cols)) + cols
     end = len(data)
     for _ in range(width):
         start = end - seconds
@@ -127,9 +130,11 @@ class RateSparkline(Sparkline):
             pad = " " * len(self.label)
             rows = bar_rows(self.data or [], width - len(self.label), height, self.seconds,
                             self.bars)
+            # every bar glyph is one cell wide: the strip's length is known, not
+            # measured (measuring the block glyphs cell by cell was most of the cost)
             self._rows = [Strip([Segment(self.label if i == 0 else pad, bold if i == 0 else bar),
-                                 Segment(row, bar)]).adjust_cell_length(width, base)
-                          for i, row in enumerate(rows)]
+                                 Segment(row, bar)], len(self.label) + len(row))
+                          .adjust_cell_length(width, base) for i, row in enumerate(rows)]
             self._drawn = drawn
         if y < len(self._rows):
             return self._rows[y]
