@@ -13,7 +13,7 @@ import pytest
 from hypothesis import settings
 
 from tests.lab import lifetime
-from tests.lab.lab import Lab
+from tests.lab.lab import BOOTS, Lab
 from tests.lab.paths import TOP
 
 # the keel package is tested from its source tree
@@ -89,3 +89,29 @@ def shared_lab(request) -> Any:
 def _close_shared_labs() -> Iterator[None]:
     yield
     _SHARED.close_all()
+
+
+# --- where the suite's time goes (printed at the end of `make test`) ------------
+_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    module = report.nodeid.split("::")[0]
+    _SECONDS[module] = _SECONDS.get(module, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if not _SECONDS:
+        return
+    write = terminalreporter.write_line
+    lab = {m: t for m, t in _SECONDS.items() if m.startswith("tests/vm/")}
+    host = sum(t for m, t in _SECONDS.items() if m not in lab)
+    terminalreporter.section("time per lab module (setup, tests, teardown)")
+    for module, seconds in sorted(lab.items(), key=lambda kv: -kv[1]):
+        write(f"{seconds / 60:6.1f} min  {module}")
+    write(f"{sum(lab.values()) / 60:6.1f} min  all lab modules; host tests {host / 60:.1f} min")
+    if BOOTS:
+        terminalreporter.section("time per lab boot (QEMU started -> every guest logged in)")
+        for name, guests, seconds in BOOTS:
+            write(f"{seconds:6.1f} s  {name}: {', '.join(guests)}")
+        write(f"{sum(b[2] for b in BOOTS) / 60:6.1f} min  {len(BOOTS)} boots")

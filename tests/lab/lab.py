@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 from tests.lab import accel as accel_mod
 from tests.lab.guest import BOOT_TIMEOUT, Guest, Nic
 from tests.lab.paths import LabError
+
+# every lab booted in this process: (its work directory's name, its guests,
+# seconds from QEMU's start to the last login); `make test` prints them
+BOOTS: list[tuple[str, tuple[str, ...], float]] = []
 
 
 class Lab:
@@ -45,12 +50,14 @@ class Lab:
 
     def start(self, timeout: float = BOOT_TIMEOUT) -> None:
         """Boot every guest in parallel, then log in to each."""
+        began = time.monotonic()
         for guest in self.guests.values():
             guest.start()
         # they boot side by side: allow for sharing the host's cores
         share = max(1.0, len(self.guests) / 2)
         for guest in self.guests.values():
             guest.wait_for_login(timeout * share)
+        BOOTS.append((self.workdir.name, tuple(self.guests), time.monotonic() - began))
 
     def close(self) -> None:
         for guest in self.guests.values():

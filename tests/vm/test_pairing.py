@@ -121,7 +121,7 @@ def pair_edge(edge: Guest, code: str, timeout: float = 240):
 def test_a_wrong_code_changes_nothing_and_closes_the_port(lab):
     before = hub_state(lab.hub)
     code, _ = start_hub(lab.hub)
-    assert "tcp dport 51820 accept" in lab.hub.check("nft list ruleset")
+    assert "elements = { 51820 timeout" in lab.hub.check("nft list set inet keel pairing")
     wrong = code[:-1] + str((int(code[-1]) + 1) % 10)
     result = pair_edge(lab.edge_a, wrong, 120)
     assert result.rc == 1 and "wrong code" in result.output, result.output

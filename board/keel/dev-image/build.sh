@@ -151,6 +151,21 @@ sys.exit(main())
 PY
 chmod 755 "$ROOT/usr/bin/keel"
 chroot "$ROOT" python3 -m compileall -q -j 2 /usr/lib/python3/dist-packages >/dev/null
+# What `keel apply --boot` reads before it can act (the interpreter, its
+# libraries, every module it imports): S02preload reads them early, in the
+# background, so the boot's apply does not wait for the squashfs.
+mkdir -p "$ROOT/usr/share/keel"
+chroot "$ROOT" python3 - > "$ROOT/usr/share/keel/boot-preload.list" <<'PY'
+import os, sys
+import keel.cli, keel.apply.command
+keel.cli.build_parser()
+files = {os.path.realpath(sys.executable)}
+for m in list(sys.modules.values()):
+    for f in (getattr(m, "__cached__", None), getattr(m, "__file__", None)):
+        if f and os.path.isfile(f) and not f.endswith(".py"):
+            files.add(f)
+print("\n".join(sorted(files)))
+PY
 
 step "overlay/ and post-build.sh"
 cp -a "$TOP/overlay/." "$ROOT/"
@@ -166,15 +181,22 @@ mkdir -p "$INITRD"/{bin,dev,proc,sys,newroot,lib/modules}
 cp "$ROOT/usr/bin/busybox" "$INITRD/bin/busybox"
 cp "$HERE/initramfs-init" "$INITRD/init"
 : > "$INITRD/lib/modules/load-order"
-grep -v '^#' "$HERE/initramfs-modules.txt" | while read -r mod; do
-	chroot "$ROOT" modprobe -S "$KVER" --show-depends "$mod" | awk '$1 == "insmod" { print $2 }'
-done | awk '!seen[$0]++' | while read -r ko; do
-	name=$(basename "$ko" .xz)
-	case "$ko" in
-	*.xz) xz -dc "$ROOT$ko" > "$INITRD/lib/modules/$name" ;;
-	*) cp "$ROOT$ko" "$INITRD/lib/modules/$name" ;;
-	esac
-	echo "$name" >> "$INITRD/lib/modules/load-order"
+# one line per line of initramfs-modules.txt: its modules with their
+# dependencies, each file once, in load order
+grep -v '^#' "$HERE/initramfs-modules.txt" | while read -r mods; do
+	line=""
+	for mod in $mods; do
+		for ko in $(chroot "$ROOT" modprobe -S "$KVER" --show-depends "$mod" | awk '$1 == "insmod" { print $2 }'); do
+			name=$(basename "$ko" .xz)
+			[ -e "$INITRD/lib/modules/$name" ] && continue
+			case "$ko" in
+			*.xz) xz -dc "$ROOT$ko" > "$INITRD/lib/modules/$name" ;;
+			*) cp "$ROOT$ko" "$INITRD/lib/modules/$name" ;;
+			esac
+			line="$line $name"
+		done
+	done
+	echo "${line# }" >> "$INITRD/lib/modules/load-order"
 done
 (cd "$INITRD" && find . | LC_ALL=C sort | cpio --quiet -o -H newc --owner 0:0) | gzip -9 > "$BIN/initrd.img"
 

@@ -55,6 +55,19 @@ def run_doctor(as_json: bool, seconds: float) -> int:
     return status
 
 
+def run_boot(as_json: bool) -> int:
+    """The boot timeline: where the time went, and when the router routed."""
+    from keel.boot import timeline
+    from keel.doctor import boot as boot_view
+
+    marks = timeline.read()
+    if as_json:
+        print(json.dumps(boot_view.as_dict(marks), indent=1))
+    else:
+        print("\n".join(boot_view.lines(marks)))
+    return 0 if marks else 1
+
+
 def run_watch(as_json: bool, seconds: float) -> int:
     """What limits latency now, each second; 1 when the last verdict is bad."""
     from keel.doctor.watch import watch
@@ -81,7 +94,11 @@ def add_doctor_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--watch", type=_watch_seconds, metavar="SECONDS",
                    help="name what limits latency, once a second for SECONDS "
                         "(stall meter, steal, tunnel CPU, latency, CAKE, clock)")
-    p.set_defaults(func=lambda args: run_watch(args.json, args.watch) if args.watch
+    p.add_argument("--boot", action="store_true",
+                   help="where the boot's time went (/run/keel/boot.jsonl), and when "
+                        "the router routed")
+    p.set_defaults(func=lambda args: run_boot(args.json) if args.boot
+                   else run_watch(args.json, args.watch) if args.watch
                    else run_doctor(args.json, args.seconds))
 
 
