@@ -101,7 +101,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
-    if not _SECONDS:
+    if not any(m.startswith("tests/vm/") for m in _SECONDS):
         return
     write = terminalreporter.write_line
     lab = {m: t for m, t in _SECONDS.items() if m.startswith("tests/vm/")}

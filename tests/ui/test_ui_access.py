@@ -142,3 +142,25 @@ async def test_a_paste_is_split_on_newline_only_and_refused_when_not_one_clean_k
         text = "\n".join(screen_lines(app))
         assert "[bold]me[/bold]" in text  # shown as text, not taken as markup
     assert [k.comment for k in keys.all()] == ["[bold]me[/bold]"]
+
+
+@asynctest
+async def test_root_locked_by_the_boot_says_why_on_the_dashboard_and_the_access_screen(tmp_path):
+    """/data missing at boot: S04access leaves root locked and notes why; the
+    console UI (tty1) says so, escaped, and asks for no password."""
+    shadow = tmp_path / "etc-shadow"
+    shadow.write_text("root:*:19000:0:99999:7:::\n")
+    note = tmp_path / "access-locked"
+    note.write_text("/data is not mounted: the password on it cannot be read\x1b[2J\n")
+    store = PasswordStore(tmp_path / "access", shadow, mount=False, locked_note=note)
+    assert not store.needs_asking()
+    app = make_app(passwords=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.screen.id == "dashboard"
+        said = screen_lines(app)[-1]
+        assert "root is locked: /data is not mounted" in said and "\x1b" not in said
+        app.push_screen(AccessScreen(store, KeyStore(tmp_path / "access")))
+        await settle(pilot)
+        text = "\n".join(screen_lines(app))
+        assert "root password: locked: /data is not mounted" in text

@@ -104,7 +104,7 @@ def make_app(profile=CONSOLE, collectors=None, **kwargs):
     kwargs.setdefault("password_delay", 0.0)
     # no shadow to read: the first boot's password question is not asked
     kwargs.setdefault("passwords", PasswordStore(NOWHERE / "access", NOWHERE / "shadow",
-                                                 mount=False))
+                                                 mount=False, locked_note=NOWHERE / "locked"))
     kwargs.setdefault("key_store", KeyStore(NOWHERE / "access"))
     return KeelApp(collectors or fixture_collectors(), profile, **kwargs)
 

@@ -40,3 +40,41 @@ def test_tty1_runs_the_ui_and_falls_back_to_a_login_after_3_failed_starts(shared
     guest.until("pgrep -f 'getty 38400 tty1'", 60)
     assert guest.run("pgrep -f 'keel tui --console'").rc != 0
     assert int(guest.check("cat /run/keel/tty1-failures")) >= 3
+
+
+@pytest.mark.parametrize("firmware", ["bios", "uefi"])
+def test_the_firewall_is_closed_before_any_interface_and_forwarding_waits_for_keel(
+        shared_lab, firmware):
+    """From the boot's own timeline (one clock, seconds since the kernel
+    started): the default-deny ruleset was in before the NICs' drivers were
+    loaded, and forwarding came on only after keel's ruleset replaced it."""
+    guest = shared_lab.by_firmware(firmware)
+    report = guest.json("keel doctor --boot --json")
+    steps = {s["step"]: s for s in report["steps"]}
+    load = next(s for name, s in steps.items() if name.startswith("apply firewall: load"))
+    forwarding = next(s for name, s in steps.items()
+                      if name.startswith("apply firewall: forwarding on"))
+    assert steps["S02firewall"]["end"] <= steps["S05modules"]["start"]
+    assert steps["S02firewall"]["end"] <= steps["S10network"]["start"]
+    first_up = min(s["start"] for name, s in steps.items() if name.startswith("apply interfaces"))
+    assert steps["S02firewall"]["end"] <= first_up
+    assert load["end"] <= forwarding["start"]
+    assert report["milestones"]["routing"] is not None
+    # now: keel's ruleset, forwarding on, and nothing but keel's table
+    assert guest.check("sysctl -n net.ipv4.ip_forward") == "1"
+    assert guest.check("nft list tables") == "table inet keel"
+
+
+def test_root_stays_locked_without_data(shared_lab):
+    """S04access itself, run in a private mount namespace where /data is not
+    mounted and the shadow not bound: root locked (not empty), and why."""
+    guest = shared_lab.bios
+    out = guest.check("unshare -m sh -c 'umount /etc/shadow 2>/dev/null; umount -l /data; "
+                      "/etc/init.d/S04access start; grep ^root: /etc/shadow | cut -d: -f2'; "
+                      "cat /run/keel/access-locked; rm -f /run/keel/access-locked")
+    lines = out.splitlines()
+    assert "access: root is locked: /data is not mounted" in lines[0]
+    assert lines[1] == "*"
+    assert "/data is not mounted" in lines[2]
+    # the system outside the namespace is as it was: /data mounted
+    assert guest.run("mountpoint -q /data").rc == 0

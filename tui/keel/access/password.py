@@ -10,12 +10,15 @@ import os
 from enum import Enum
 from pathlib import Path
 
+from keel.shown import shown
 from keel.system.crypt import Hasher, new_hash
 from keel.system.mounts import bind_file
 
 ACCESS_DIR = Path("/data/keel/access")
 ETC_SHADOW = Path("/etc/shadow")
 SKIPPED = "no-password"  # the file that records "no root password, on purpose"
+# S04access's note when it left root locked (/data missing, a bad shadow file)
+LOCKED_NOTE = Path("/run/keel/access-locked")
 
 
 class RootPassword(Enum):
@@ -62,8 +65,17 @@ class PasswordStore:
     """The root password on /data, and its bind mount over /etc/shadow."""
 
     def __init__(self, directory: Path = ACCESS_DIR, etc_shadow: Path = ETC_SHADOW,
-                 mount: bool = True) -> None:
+                 mount: bool = True, locked_note: Path = LOCKED_NOTE) -> None:
         self.directory, self.etc_shadow, self.mount = directory, etc_shadow, mount
+        self.locked_note = locked_note
+
+    def locked_reason(self) -> str | None:
+        """Why the boot left root locked (S04access), one line, or None."""
+        try:
+            text = self.locked_note.read_text(errors="replace").strip()
+        except OSError:
+            return None
+        return shown(text.splitlines()[0], 200) if text else None
 
     @property
     def shadow(self) -> Path:

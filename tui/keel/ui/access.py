@@ -159,7 +159,9 @@ class AccessScreen(Screen[None]):
 
     def redraw(self) -> None:
         state = self.store.status()
+        reason = self.store.locked_reason()
         pw = ("set" if state is RootPassword.SET else
+              f"locked: {reason}" if state is RootPassword.LOCKED and reason else
               "locked" if state is RootPassword.LOCKED else
               "cannot be read (not root?)" if state is RootPassword.UNREADABLE else
               "none, on purpose" if self.store.skipped() else "not set yet ([F2])")

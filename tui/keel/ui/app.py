@@ -127,6 +127,8 @@ class KeelApp(App):
         if self.passwords.needs_asking():  # first boot: before anything else
             self.push_screen(SetPasswordScreen(self.passwords), self._password_answered)
         else:
+            if reason := self.passwords.locked_reason():  # the boot failed closed
+                self.call_after_refresh(self.say, f"root is locked: {reason}")
             self._first_boot_setup()
 
     def _password_answered(self, set_: bool | None) -> None:

@@ -1,0 +1,82 @@
+"""What the boot does before keel apply, read from the files both image
+builders share (overlay/, board/keel/x86_64/post-build.sh): a default-deny
+ruleset before any NIC driver or interface, forwarding off until keel's
+ruleset is in, root locked on the read-only root. The lab
+(tests/vm/test_boot.py) checks the same on a booted guest."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+TOP = Path(__file__).resolve().parents[2]
+INIT = TOP / "overlay/etc/init.d"
+BOOT_NFT = TOP / "overlay/etc/keel/boot.nft"
+
+
+def scripts() -> list[str]:
+    return sorted(p.name for p in INIT.glob("S??*"))
+
+
+def test_the_boot_ruleset_loads_before_any_driver_interface_or_apply() -> None:
+    order = scripts()
+    fw = order.index("S02firewall")
+    for later in ("S05modules", "S10network", "S40keel", "S45dropbear"):
+        assert order.index(later) > fw, later
+    assert "nft -f /etc/keel/boot.nft" in (INIT / "S02firewall").read_text()
+
+
+def test_the_boot_ruleset_denies_by_default() -> None:
+    text = BOOT_NFT.read_text()
+    lines = [line.strip() for line in text.splitlines()
+             if line.strip() and not line.startswith("#")]
+    assert lines[0] == "flush ruleset"  # keel's own ruleset replaces it the same way
+    assert "table inet keel {" in lines
+    for hook in ("input", "forward"):
+        assert re.search(rf"type filter hook {hook} priority filter; policy drop;", text), hook
+    forward = text.split("chain forward {")[1].split("}")[0]
+    assert "accept" not in forward
+    accepts = [line for line in lines if line.endswith("accept")]
+    # loopback, replies, DHCP(v6) replies and neighbour discovery: nothing a stranger opens
+    assert not any("dport 22" in a or "iifname" in a for a in accepts)
+
+
+@pytest.mark.skipif(shutil.which("nft") is None, reason="nft not installed on this host")
+def test_nft_takes_the_boot_ruleset() -> None:
+    proc = subprocess.run(["nft", "-c", "-f", str(BOOT_NFT)], capture_output=True, text=True)
+    if "Operation not permitted" in proc.stderr:
+        pytest.skip("nft -c needs CAP_NET_ADMIN")
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_forwarding_is_off_until_keel_apply() -> None:
+    conf = "".join(p.read_text() for p in sorted((TOP / "overlay/etc/sysctl.d").glob("*.conf")))
+    assert re.search(r"^net\.ipv4\.ip_forward = 0$", conf, re.M)
+    assert re.search(r"^net\.ipv6\.conf\.all\.forwarding = 0$", conf, re.M)
+
+
+def test_post_build_locks_root(tmp_path: Path) -> None:
+    (tmp_path / "etc/init.d").mkdir(parents=True)
+    (tmp_path / "etc/init.d/S01x").write_text("#!/bin/sh\n")
+    (tmp_path / "etc/shadow").write_text("root::19000:0:99999:7:::\ndaemon:*:19000::::::\n")
+    subprocess.run([str(TOP / "board/keel/x86_64/post-build.sh"), str(tmp_path)], check=True)
+    shadow = (tmp_path / "etc/shadow").read_text()
+    assert shadow.startswith("root:*:19000:")
+    assert "daemon:*:19000" in shadow
+
+
+def test_no_builder_empties_roots_password() -> None:
+    for path in [TOP / "board/keel/dev-image/build.sh", *TOP.glob("board/keel/x86_64/*.sh")]:
+        assert not re.search(r"root::", path.read_text()), path
+
+
+def test_access_opens_root_only_on_a_mounted_data() -> None:
+    text = (INIT / "S04access").read_text()
+    # the empty password is made only in the branch where /data is a mountpoint
+    locked_first = text.index('if ! mountpoint -q /data; then')
+    assert text.index("open_shadow ||") > locked_first
+    assert 'locked "/data is not mounted' in text
