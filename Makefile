@@ -42,12 +42,11 @@ test-unit:
 test-vm: dev-image
 	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m pytest $(PYTEST_ARGS) tests/vm
 
-# figures, never pass/fail: lab scenarios side by side, CAKE placement, the UI's own cost
+# figures, never pass/fail: lab scenarios side by side, CAKE placement, starving, the
+# boot's timeline, the UI's own cost
+# (each in its own process: one that stops is named, the others still print)
 bench: dev-image
-	cd $(TOP) && KEEL_OUT=$(OUT) PYTHONPATH=$(TOP)/tui $(PYTHON) -m bench.run
-	cd $(TOP) && KEEL_OUT=$(OUT) PYTHONPATH=$(TOP)/tui $(PYTHON) -m bench.cake_placement
-	cd $(TOP) && KEEL_OUT=$(OUT) PYTHONPATH=$(TOP)/tui $(PYTHON) -m bench.starving
-	cd $(TOP) && PYTHONPATH=$(TOP)/tui $(PYTHON) -m tests.ui.bench_ui --seconds 60
+	cd $(TOP) && KEEL_OUT=$(OUT) PYTHONPATH=$(TOP)/tui $(PYTHON) -m bench.all
 
 demo: dev-image
 	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m tests.lab.demo $(DEMO)

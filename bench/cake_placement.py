@@ -58,6 +58,7 @@ def main() -> int:
     shape = topo.Bottleneck(down_kbit=12_000, up_kbit=4_000)
     rate = shape.up_kbit * 90 // 100
     results: dict[str, dict] = {}
+    failed: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="keel-bench-") as tmp:
         lab = Lab(Path(tmp))
         try:
@@ -85,12 +86,16 @@ def main() -> int:
                            f"{rate * 1420 // 1500}kbit besteffort overhead 80"],
             }
             for name, setup in scenarios.items():
-                edge.check(f"tc qdisc del dev {wan} root 2>/dev/null; "
-                           "tc qdisc del dev wg0 root 2>/dev/null; true")
-                for cmd in setup:
-                    edge.check(cmd)
-                results[name] = run_load(edge, args.seconds)
-                print(f"{name}: {results[name]}", flush=True)
+                try:  # one scenario that fails is named; the others still run
+                    edge.check(f"tc qdisc del dev {wan} root 2>/dev/null; "
+                               "tc qdisc del dev wg0 root 2>/dev/null; true")
+                    for cmd in setup:
+                        edge.check(cmd)
+                    results[name] = run_load(edge, args.seconds)
+                    print(f"{name}: {results[name]}", flush=True)
+                except Exception as err:  # said, and the bench goes on
+                    failed[name] = " ".join(str(err).split())[:300]
+                    print(f"{name}: FAILED: {failed[name]}", flush=True)
         finally:
             lab.close()
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -99,10 +104,13 @@ def main() -> int:
     print(f"{'where':8} {'goodput':>9} {'tunnel p50':>11} {'tunnel p95':>11} "
           f"{'outside p95':>12}")
     for name in ("none", "wan", "tunnel"):
+        if name not in results:
+            print(f"{name:8} failed: {failed.get(name, 'not reached')}")
+            continue
         r = results[name]
         print(f"{name:8} {r['goodput_mbit']:>7} M {r['tunnel_p50_ms']:>8} ms "
               f"{r['tunnel_p95_ms']:>8} ms {r['outside_p95_ms']:>9} ms")
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -93,7 +93,12 @@ def unconfigure(guest: Guest) -> None:
     """Undo what `keel apply --boot` did with the shipped default (firewall,
     DHCP client, LAN server), for a guest the test sets up by hand."""
     guest.check("nft flush ruleset; for p in /run/keel/*.pid; do [ -f $p ] && "
-                "kill $(cat $p) 2>/dev/null; done; ip -4 addr flush dev eth1 2>/dev/null; true")
+                "kill $(cat $p) 2>/dev/null; done; pkill udhcpc; "
+                # a lease the shipped default's DHCP client may have taken
+                # from another guest's dnsmasq, with its default route
+                "for i in $(ls /sys/class/net); do [ $i = lo ] || "
+                "ip -4 addr flush dev $i scope global; done; "
+                "ip -4 route flush scope global; true")
 
 
 def setup_isp(isp: Guest, shape: Bottleneck | None = Bottleneck()) -> None:
