@@ -25,7 +25,7 @@ def _apply(args: argparse.Namespace) -> int:
     from keel.apply.command import cmd_apply
 
     return cmd_apply(args.file, dry_run=args.dry_run, confirm=args.confirm, boot=args.boot,
-                     note=args.note)
+                     note=args.note, when_told=args.when_told, started_at=args.started_at)
 
 
 def _confirm(args: argparse.Namespace) -> int:
@@ -88,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--confirm", type=_positive_seconds, metavar="SECONDS",
                    help="roll back unless `keel confirm` follows in time")
     p.add_argument("--boot", action="store_true", help=argparse.SUPPRESS)
+    # (S02preload: start early, apply at boot once this file exists)
+    p.add_argument("--when-told", type=Path, help=argparse.SUPPRESS)
+    p.add_argument("--started-at", type=float, help=argparse.SUPPRESS)
     p.add_argument("--note", default="apply", metavar="TEXT",
                    help="what this revision is (keel show revisions)")
     p.set_defaults(func=_apply)

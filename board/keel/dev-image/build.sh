@@ -151,21 +151,6 @@ sys.exit(main())
 PY
 chmod 755 "$ROOT/usr/bin/keel"
 chroot "$ROOT" python3 -m compileall -q -j 2 /usr/lib/python3/dist-packages >/dev/null
-# What `keel apply --boot` reads before it can act (the interpreter, its
-# libraries, every module it imports): S02preload reads them early, in the
-# background, so the boot's apply does not wait for the squashfs.
-mkdir -p "$ROOT/usr/share/keel"
-chroot "$ROOT" python3 - > "$ROOT/usr/share/keel/boot-preload.list" <<'PY'
-import os, sys
-import keel.cli, keel.apply.command
-keel.cli.build_parser()
-files = {os.path.realpath(sys.executable)}
-for m in list(sys.modules.values()):
-    for f in (getattr(m, "__cached__", None), getattr(m, "__file__", None)):
-        if f and os.path.isfile(f) and not f.endswith(".py"):
-            files.add(f)
-print("\n".join(sorted(files)))
-PY
 
 step "overlay/ and post-build.sh"
 cp -a "$TOP/overlay/." "$ROOT/"

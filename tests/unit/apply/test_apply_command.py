@@ -88,3 +88,36 @@ def test_rollback_reads_the_revision_through_the_same_path(capsys):
         (router.revisions.root / "0001.toml").write_bytes(b"\xe9")
         assert command.cmd_rollback(1) == 2
     assert "revision 1: not UTF-8 text" in capsys.readouterr().err
+
+
+def test_boot_started_early_waits_for_the_word_then_applies(tmp_path, capsys):
+    """S02preload starts `keel apply --boot --when-told FLAG` before /data and
+    the NICs are up: it changes nothing until S40keel makes the flag."""
+    import threading
+    import time as time_
+
+    from keel.boot import timeline
+
+    flag = tmp_path / "boot.go"
+    with fake_router(EDGE) as router:
+        ran_before: list[int] = []
+
+        def tell() -> None:
+            time_.sleep(0.3)
+            ran_before.append(len(router.runner.ran))
+            flag.touch()
+
+        teller = threading.Thread(target=tell)
+        teller.start()
+        rc = command.cmd_apply(None, dry_run=False, confirm=None, boot=True,
+                               when_told=flag, started_at=1.0)
+        teller.join()
+        assert rc == 0 and ran_before == [0]  # not one command before the word
+        marks = timeline.read(router.run_dir / "boot.jsonl")
+        log = (router.run_dir / "boot-apply.log").read_text()
+    steps = [m.step for m in marks]
+    assert steps[:2] == ["keel apply --boot: python, imports",
+                         "keel apply --boot: ready, until S40keel"]
+    assert marks[0].start == 1.0 and marks[1].seconds >= 0.2
+    assert any(s.startswith("apply firewall: load") for s in steps)
+    assert f"keel: applied {router.default}" in log

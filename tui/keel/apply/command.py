@@ -77,6 +77,7 @@ class Applier:
     def apply_or_raise(self, loaded: Loaded, *, dry_run: bool = False,
                        note: str = "apply") -> None:
         """Render, check and apply; raises Refused when the system says no."""
+        began = timeline.boottime()
         for line in loaded.warning_lines():
             self.report(line)
         model = model_of(loaded)
@@ -88,6 +89,11 @@ class Applier:
                           + err.stderr) from None
         probe = engine.Probe(self.runner, self.run_dir)
         steps = engine.plan(model, probe, self._private_key)
+        if self.timeline_path is not None:
+            with contextlib.suppress(OSError):
+                timeline.append(timeline.Mark("apply: key, nft -c, the system read, plan",
+                                              began, timeline.boottime()),
+                                self.timeline_path)
         if dry_run:
             if not steps:
                 self.report("no changes")
@@ -158,15 +164,41 @@ def make_applier(report: Callable[[str], None] = print) -> Applier:
     return Applier(Runner(), report=report)
 
 
+def _boot_log(path: Path) -> Callable[[str], None]:
+    """At boot: each line on the console and in the boot's log."""
+    def report(line: str) -> None:
+        _console(line)
+        with contextlib.suppress(OSError), path.open("a") as f:
+            f.write(line + "\n")
+    return report
+
+
+def wait_until_told(flag: Path, every: float = 0.02) -> None:
+    """Started early (S02preload) with Python and keel's modules loaded while
+    the rest of the boot goes on: wait for S40keel's word (the flag file)."""
+    while not flag.exists():
+        time.sleep(every)
+
+
 def cmd_apply(path: Path | None, *, dry_run: bool, confirm: int | None, boot: bool,
-              note: str = "apply") -> int:
+              note: str = "apply", when_told: Path | None = None,
+              started_at: float | None = None) -> int:
     if boot:
-        applier = make_applier(_console)
-        applier.timeline_path = applier.run_dir / timeline.TIMELINE.name
-        # from the init script's start to here: Python and keel's imports
+        applier = make_applier(_boot_log(engine.RUN_DIR / "boot-apply.log"))
+        marks = applier.run_dir / timeline.TIMELINE.name
+        # from the process's start (or the init script's) to here: Python and
+        # keel's imports
         with contextlib.suppress(OSError):
-            timeline.append(timeline.Mark("keel apply --boot: python, imports", None,
-                                          timeline.boottime()), applier.timeline_path)
+            timeline.append(timeline.Mark("keel apply --boot: python, imports", started_at,
+                                          timeline.boottime()), marks)
+        if when_told is not None:  # /data and the NICs come before the word (the
+            # applier made above has touched neither)
+            ready = timeline.boottime()
+            wait_until_told(when_told)
+            with contextlib.suppress(OSError):
+                timeline.append(timeline.Mark("keel apply --boot: ready, until S40keel",
+                                              ready, timeline.boottime()), marks)
+        applier.timeline_path = marks
         return _apply_at_boot(applier)
     applier = make_applier()
     source = path or config_in_force()
