@@ -1,7 +1,9 @@
 """What watching costs: run `keel tui --fake --console` in a pty at 80x24 with
 TERM=linux for N seconds and print the app's own CPU % (process CPU time /
-wall time) and its terminal output in bytes/s. Goal: < 2 % of one core and
-< 5 KB/s (a 115200-baud serial console carries about 11.5 KB/s).
+wall time) and its terminal output in bytes/s. The fake router carries a
+loaded tunnel throughout (12-40 Mbit/s, every figure moving every second) and
+the dashboard updates once a second. Goal (issue 21): at most 1 % of one core
+and 3 KB/s (a 115200-baud serial console carries about 11.5 KB/s).
 
     python -m tests.ui.bench_ui [--seconds 60] [--warmup 5] [--no-console]
 """
@@ -22,6 +24,8 @@ import time
 from pathlib import Path
 
 TOP = Path(__file__).resolve().parents[2]
+GOAL_CPU_PCT = 1.0  # of one core
+GOAL_BYTES_S = 3000  # of terminal output
 
 
 def cpu_seconds(pid: int) -> float:
@@ -92,9 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"profile       {profile}, {cols}x{rows}, fake live data")
     print(f"start-up      {warm_bytes} bytes in the first {args.warmup:.0f} s")
     print(f"measured      {wall:.1f} s")
-    print(f"CPU           {cpu_pct:.2f} % of one core   (goal < 2 %)")
-    print(f"terminal      {rate:.0f} bytes/s           (goal < 5000)")
-    ok = cpu_pct < 2 and rate < 5000
+    print(f"CPU           {cpu_pct:.2f} % of one core   (goal <= {GOAL_CPU_PCT:g} %)")
+    print(f"terminal      {rate:.0f} bytes/s           (goal <= {GOAL_BYTES_S})")
+    ok = cpu_pct <= GOAL_CPU_PCT and rate <= GOAL_BYTES_S
     print("PASS" if ok else "OVER BUDGET")
     return 0 if ok else 1
 

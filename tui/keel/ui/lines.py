@@ -51,6 +51,7 @@ class LinesPanel(Widget):
             self._strips.clear()
             self.refresh(layout=True)
             return
+        regions = []
         for y, (a, b) in enumerate(zip(old, lines, strict=True)):
             if a.spans != b.spans or a.style != b.style:
                 span = (0, max(len(a.plain), len(b.plain), self.size.width))
@@ -60,7 +61,9 @@ class LinesPanel(Widget):
                 continue
             self._strips.pop(y, None)
             start, end = span
-            self.refresh(Region(start, y, max(1, end - start), 1))
+            regions.append(Region(start, y, max(1, end - start), 1))
+        if regions:  # one refresh for them all: one round of Textual's bookkeeping
+            self.refresh(*regions)
 
     def on_resize(self) -> None:
         self._strips.clear()
