@@ -5,6 +5,7 @@ from the clock."""
 
 from __future__ import annotations
 
+import bisect
 import math
 import time
 from collections import deque
@@ -87,24 +88,35 @@ class FakeProbe:
         return out
 
 
-def idle_baseline(rtts: Sequence[float], pct: float = 10.0) -> float | None:
+IDLE_PCT = 10.0  # the idle baseline's percentile of the RTTs seen
+
+
+def idle_baseline(rtts: Sequence[float], pct: float = IDLE_PCT) -> float | None:
     """A low percentile of the RTTs seen: what the path costs with no queue."""
-    if not rtts:
+    return ranked_percentile(sorted(rtts), pct)
+
+
+def ranked_percentile(ordered: Sequence[float], pct: float = IDLE_PCT) -> float | None:
+    """idle_baseline of RTTs already sorted."""
+    if not ordered:
         return None
-    ordered = sorted(rtts)
     return ordered[min(len(ordered) - 1, int(len(ordered) * pct / 100))]
 
 
 class LatencyCollector:
     """Drains the probes; keeps a few minutes of history for the idle baseline
-    and the loss share."""
+    and the loss share. The history's RTTs are also kept sorted, a sample in
+    and the oldest out at a time, so a poll does not sort minutes of samples
+    (it did, twice a second: most of what the collectors cost the console UI)."""
 
     def __init__(self, probes: Sequence[Probe], wallclock: Callable[[], float] = time.time,
                  history: int = 1500, recent: int = 50) -> None:
         self.probes = list(probes)
         self.wallclock = wallclock
         self.recent = recent
-        self._history = {p.name: deque(maxlen=history) for p in self.probes}
+        self._history: dict[str, deque[LatencySample]] = {
+            p.name: deque(maxlen=history) for p in self.probes}
+        self._ranked: dict[str, list[float]] = {p.name: [] for p in self.probes}
         self.last: LatencySnapshot | None = None  # the latest snapshot (see remembered)
 
     def start(self) -> None:
@@ -121,13 +133,17 @@ class LatencyCollector:
         series = []
         for probe in self.probes:
             new = tuple(probe.drain(now))
-            hist = self._history[probe.name]
-            hist.extend(new)
-            got = [s.rtt_ms for s in hist if s.rtt_ms is not None]
-            tail = list(hist)[-self.recent:]
+            hist, ranked = self._history[probe.name], self._ranked[probe.name]
+            for sample in new:
+                if len(hist) == hist.maxlen and hist[0].rtt_ms is not None:
+                    del ranked[bisect.bisect_left(ranked, hist[0].rtt_ms)]  # out with the oldest
+                hist.append(sample)
+                if sample.rtt_ms is not None:
+                    bisect.insort(ranked, sample.rtt_ms)
+            tail = [hist[i] for i in range(-min(self.recent, len(hist)), 0)]
             last = next((s.rtt_ms for s in reversed(hist) if s.rtt_ms is not None), None)
             series.append(SeriesSnapshot(
                 name=probe.name, target=probe.target, new=new, last_ms=last,
-                idle_ms=idle_baseline(got),
+                idle_ms=ranked_percentile(ranked),
                 loss=sum(s.rtt_ms is None for s in tail) / len(tail) if tail else 0.0))
         return LatencySnapshot(now, tuple(series))
