@@ -63,6 +63,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items[:] = lifetime.grouped(items)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The first shared lab boots in the background while the host tests
+    (which come first) run: the lab's first minute or two is not waited for."""
+    items = session.items
+    first = next((i for i, item in enumerate(items)
+                  if lifetime.shared_name(getattr(item, "module", None))), None)
+    if first is None or first == 0 or session.config.option.collectonly:
+        return
+    module = items[first].module
+    _SHARED.start_early(module.SHARED_LAB, module.__name__)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
     yield

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,11 +67,56 @@ class _Shared:
     modules: set[str] = field(default_factory=set)
 
 
+class _Early(threading.Thread):
+    """A shared lab built in the background (while the host tests run)."""
+
+    def __init__(self, build: Build, module: str) -> None:
+        super().__init__(name=f"early-{build.__name__}", daemon=True)
+        self.build, self.module = build, module
+        self.where = workdir(f"{build.__name__}.from.{module}")
+        self.labs: list[Lab] = []
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.value = self.build(factory(self.where, self.labs))
+        except BaseException as err:  # raised again by the module that asks for it
+            self.error = err
+
+
 class SharedLabs:
     """The shared labs open now, by builder name."""
 
     def __init__(self) -> None:
         self.open: dict[str, _Shared] = {}
+        self.early: dict[str, _Early] = {}
+
+    def start_early(self, build: Build, module: str) -> None:
+        """Boot and set up `build`'s lab in the background now, for `module`,
+        the first to ask for it (guests boot while the host tests run)."""
+        early = self.early[build.__name__] = _Early(build, module)
+        early.start()
+
+    def _built(self, build: Build, module: str) -> _Shared:
+        early = self.early.pop(build.__name__, None)
+        if early is not None and early.module == module:
+            early.join()
+            if early.error is not None:
+                finish(early.labs, early.where, True)
+                raise early.error
+            return _Shared(early.value, early.labs, early.where)
+        if early is not None:  # asked for by another module first: not used
+            early.join()
+            finish(early.labs, early.where, False)
+        where = workdir(f"{build.__name__}.from.{module}")
+        labs: list[Lab] = []
+        try:
+            value = build(factory(where, labs))
+        except BaseException:
+            finish(labs, where, True)
+            raise
+        return _Shared(value, labs, where)
 
     def get(self, build: Build, module: str, *, fresh: bool = False) -> Any:
         """What `build` makes, built once for the modules that share it.
@@ -81,14 +127,7 @@ class SharedLabs:
             self.close(name, failed=False)
             shared = None
         if shared is None:
-            where = workdir(f"{name}.from.{module}")
-            labs: list[Lab] = []
-            try:
-                value = build(factory(where, labs))
-            except BaseException:
-                finish(labs, where, True)
-                raise
-            shared = self.open[name] = _Shared(value, labs, where)
+            shared = self.open[name] = self._built(build, module)
         shared.modules.add(module)
         return shared.value
 
@@ -100,6 +139,10 @@ class SharedLabs:
     def close_all(self) -> None:
         for name in list(self.open):
             self.close(name, failed=False)
+        for early in self.early.values():  # built, never asked for
+            early.join()
+            finish(early.labs, early.where, False)
+        self.early.clear()
 
 
 def shared_name(module: ModuleType | None) -> str | None:

@@ -81,3 +81,30 @@ def test_a_lab_that_fails_to_build_is_not_kept(labs):
     with pytest.raises(RuntimeError, match="no image"):
         labs.get(broken_lab, "tests.vm.test_a")
     assert not labs.open
+
+
+def test_a_lab_started_early_is_the_one_its_first_module_gets(labs):
+    import threading
+
+    built: list[str] = []
+    release = threading.Event()
+
+    def slow_lab(make_lab):
+        release.wait(5)
+        built.append(threading.current_thread().name)
+        return "the lab"
+
+    labs.start_early(slow_lab, "boot")
+    release.set()
+    assert labs.get(slow_lab, "boot") == "the lab"
+    assert labs.get(slow_lab, "data") == "the lab"
+    assert built == ["early-slow_lab"]  # built once, in the background
+
+
+def test_a_lab_started_early_that_fails_fails_its_first_module(labs):
+    def broken_lab(make_lab):
+        raise RuntimeError("no dev image")
+
+    labs.start_early(broken_lab, "boot")
+    with pytest.raises(RuntimeError, match="no dev image"):
+        labs.get(broken_lab, "boot")
