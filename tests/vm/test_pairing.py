@@ -12,6 +12,7 @@ attempt after the window must leave the hub exactly as it was."""
 from __future__ import annotations
 
 import base64
+import os
 import re
 import time
 
@@ -216,3 +217,34 @@ def test_nothing_secret_in_logs_or_consoles(lab):
         transcript = edge.log_path.read_text(errors="replace")
         codes = re.findall(r"\b\d{4}-\d{4}\b", lab.hub.log_path.read_text(errors="replace"))
         assert codes and not any(code in transcript for code in codes), edge.name
+    # the codes never reached a file on any of the three routers either
+    for guest in (lab.hub, lab.edge_a, lab.edge_b):
+        for code in codes:
+            hits = guest.check(f"grep -rlF {code} /var/log /run /tmp /data 2>/dev/null; true")
+            assert not hits.strip(), f"{guest.name}: a code in {hits}"
+
+
+def test_roots_password_and_its_hash_are_never_shown(lab):
+    """`keel access password` on an edge: neither the password nor its hash
+    reaches the console, a log, /run or /tmp; the hash is only in the shadow
+    file on /data (bound over /etc/shadow)."""
+    edge = lab.edge_b
+    password = "lab-" + base64.b32encode(os.urandom(10)).decode().lower()
+    con = edge._console()
+    tag = con._send("keel access password", 30)
+    con.expect("new root password: ", 30)
+    con.child.sendline(password)
+    con.expect("again: ", 30)
+    con.child.sendline(password)
+    assert con._result("keel access password", tag, 120).rc == 0
+    # the hash, reversed, so that the console's transcript never holds it
+    hashed = edge.check("grep ^root: /data/keel/access/shadow | cut -d: -f2 | rev")[::-1]
+    assert hashed.startswith(("$y$", "$6$")), "not a crypt hash"
+    # (found by the guest's shell: typed, the hash would be echoed on the console)
+    hits = edge.check("h=$(grep ^root: /data/keel/access/shadow | cut -d: -f2); "
+                      'grep -rlF -e "$h" /var/log /run /tmp /data/keel/revisions '
+                      "2>/dev/null; true")
+    assert not hits.strip(), hits
+    edge._log.flush()
+    transcript = edge.log_path.read_text(errors="replace")
+    assert password not in transcript and hashed not in transcript
