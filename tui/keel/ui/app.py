@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from textual.app import App, SuspendNotSupported
 from textual.binding import Binding
+from textual.driver import Driver
 
 from keel.access.password import PasswordStore
 from keel.access.ssh_keys import KeyStore
@@ -110,6 +111,16 @@ class KeelApp(App):
         # first boot: the setup wizard when this file is absent (None: never)
         self.user_config = user_config
         self.make_setup = setup
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's Linux driver with a quieter input thread (keel.ui.driver);
+        whatever Textual chooses elsewhere (TEXTUAL_DRIVER, tests' headless)."""
+        from textual.drivers.linux_driver import LinuxDriver
+
+        from keel.ui.driver import QuietLinuxDriver
+
+        chosen = super().get_driver_class()
+        return QuietLinuxDriver if chosen is LinuxDriver else chosen
 
     def interval(self, name: str) -> float:
         default = {"tuning": self.profile.data_interval * 5,
