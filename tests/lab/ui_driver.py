@@ -61,15 +61,38 @@ class ConsoleUI:
         raise LabError(f"{self.guest.name}: no {pattern!r} on the console UI within "
                        f"{self.guest.accel.scale(timeout):.0f} s; the screen:\n{self.text()}")
 
+    def settle(self, most: float, quiet: float) -> None:
+        """Pump until the UI has drawn something and then said nothing for
+        `quiet` seconds (it has taken the key), or for `most` seconds."""
+        now = time.monotonic()
+        deadline, last, drawn = now + most, now, False
+        while now < deadline:
+            try:
+                data = self.child.read_nonblocking(65536, timeout=0.05)
+            except pexpect.TIMEOUT:
+                data = b""
+            except pexpect.EOF:
+                raise LabError(f"{self.guest.name}: QEMU exited under the UI") from None
+            now = time.monotonic()
+            if data:
+                self.stream.feed(data)
+                drawn, last = True, now
+            elif drawn and now - last >= quiet:
+                return
+
     def press(self, *keys: str, pause: float = 0.75) -> None:
         """Each argument: a key name (enter, tab, escape, up, down, ...) or
         text typed as it is. After a key that can move the focus, the UI
-        gets `pause` seconds (scaled for emulation) to take it: Textual moves
-        the focus after the keys already queued, so text typed at once would
-        land in the field just left."""
+        gets time to take it: Textual moves the focus after the keys already
+        queued, so text typed at once would land in the field just left. It
+        has taken it once it has drawn the change and then been quiet for a
+        third of `pause` (at most `pause`; both scaled for emulation)."""
         for key in keys:
             self.child.send(KEYS.get(key, key))
-            self.pump(self.guest.accel.scale(pause) if key in KEYS else 0.1)
+            if key in KEYS:
+                self.settle(self.guest.accel.scale(pause), self.guest.accel.scale(pause / 3))
+            else:
+                self.pump(0.1)
 
     def quit(self) -> None:
         self.press("escape", "escape", "escape")
