@@ -81,19 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"keel {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("apply", help="validate, check and apply the config")
-    p.add_argument("file", nargs="?", type=Path,
-                   help="config file (default: /data/keel/keel.toml, else /etc/keel/keel.toml)")
-    p.add_argument("--dry-run", action="store_true", help="print what would change")
-    p.add_argument("--confirm", type=_positive_seconds, metavar="SECONDS",
-                   help="roll back unless `keel confirm` follows in time")
-    p.add_argument("--boot", action="store_true", help=argparse.SUPPRESS)
-    # (S02preload: start early, apply at boot once this file exists)
-    p.add_argument("--when-told", type=Path, help=argparse.SUPPRESS)
-    p.add_argument("--started-at", type=float, help=argparse.SUPPRESS)
-    p.add_argument("--note", default="apply", metavar="TEXT",
-                   help="what this revision is (keel show revisions)")
-    p.set_defaults(func=_apply)
+    _apply_arguments(sub.add_parser("apply", help="validate, check and apply the config"))
 
     sub.add_parser("confirm", help="keep what `apply --confirm` applied").set_defaults(
         func=_confirm)
@@ -124,7 +112,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _apply_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", nargs="?", type=Path,
+                   help="config file (default: /data/keel/keel.toml, else /etc/keel/keel.toml)")
+    p.add_argument("--dry-run", action="store_true", help="print what would change")
+    p.add_argument("--confirm", type=_positive_seconds, metavar="SECONDS",
+                   help="roll back unless `keel confirm` follows in time")
+    p.add_argument("--boot", action="store_true", help=argparse.SUPPRESS)
+    # (S02preload: start early, apply at boot once this file exists)
+    p.add_argument("--when-told", type=Path, help=argparse.SUPPRESS)
+    p.add_argument("--started-at", type=float, help=argparse.SUPPRESS)
+    p.add_argument("--note", default="apply", metavar="TEXT",
+                   help="what this revision is (keel show revisions)")
+    p.set_defaults(func=_apply)
+
+
 def main(argv: list[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else argv
+    if words[:2] == ["apply", "--boot"]:
+        # the boot's own path (S02preload, S40keel): apply's parser alone, none
+        # of the other commands' imports (most of a second under emulation)
+        boot_parser = argparse.ArgumentParser(prog="keel apply")
+        _apply_arguments(boot_parser)
+        return _apply(boot_parser.parse_args(words[1:]))
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -121,3 +121,23 @@ def test_boot_started_early_waits_for_the_word_then_applies(tmp_path, capsys):
     assert marks[0].start == 1.0 and marks[1].seconds >= 0.2
     assert any(s.startswith("apply firewall: load") for s in steps)
     assert f"keel: applied {router.default}" in log
+
+
+def test_the_boots_apply_imports_no_other_command() -> None:
+    """`keel apply --boot` (S02preload) parses its own arguments and loads
+    none of the other commands' modules: Python's start is most of the boot's
+    apply under emulation."""
+    import subprocess
+    import sys
+
+    code = ("import sys, keel.cli, keel.apply.command as c\n"
+            "seen = {}\n"
+            "c.cmd_apply = lambda path, **kw: seen.update(kw) or 0\n"
+            "argv = ['apply', '--boot', '--when-told', '/x', '--started-at', '1.5']\n"
+            "assert keel.cli.main(argv) == 0\n"
+            "assert seen['boot'] and str(seen['when_told']) == '/x' and seen['started_at'] == 1.5\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('keel.doctor', 'keel.ui', "
+            "'keel.selftest.cli', 'keel.pair', 'keel.access.cli', 'keel.config.cli'))))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).parents[3] / "tui").stdout
+    assert out.strip() == "[]"
