@@ -113,6 +113,8 @@ async def settle(pilot) -> None:
     """Let every poll worker finish and its message be shown."""
     for _ in range(3):
         await pilot.app.workers.wait_for_complete()
+        while getattr(pilot.app.screen, "polling", False):  # the screen's poll thread
+            await asyncio.sleep(0.005)
         await pilot.pause()
 
 

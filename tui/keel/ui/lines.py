@@ -88,8 +88,14 @@ class LinesPanel(Widget):
             return Strip.blank(width, self.base_style)
         strip = self._strips.get(y)
         if strip is None or strip.cell_length != width:
-            base = self.base_style
-            segments = Segment.apply_style(self._lines[y].render(self.app.console), base)
-            strip = Strip(list(segments)).crop_extend(0, width, base)
+            base, line = self.base_style, self._lines[y]
+            segments = list(Segment.apply_style(line.render(self.app.console), base))
+            length = line.cell_len  # known: the strip need not measure its segments
+            if length <= width:
+                if length < width:
+                    segments.append(Segment(" " * (width - length), base))
+                strip = Strip(segments, width)
+            else:
+                strip = Strip(segments, length).crop(0, width)
             self._strips[y] = strip
         return strip

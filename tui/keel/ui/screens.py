@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
-from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -103,11 +103,21 @@ class PollingScreen(Screen):
         self.schedule.polled(names, now)
         self._poll_inflight = True
         collectors = [(name, self.keel.collectors[name]) for name in names]
-        self.run_worker(partial(self._poll_thread, collectors), name="poll", group="poll",
-                        thread=True, exit_on_error=False)
+        # a thread of asyncio's pool, not a Textual worker: a worker a tick cost
+        # a task and three state messages a second on the UI thread
+        asyncio.get_running_loop().run_in_executor(None, self._poll_thread, collectors)
+
+    @property
+    def polling(self) -> bool:
+        """A poll is in flight (its snapshots not yet drawn)."""
+        return self._poll_inflight
 
     def _poll_thread(self, collectors: list[tuple[str, Any]]) -> None:
-        self.post_message(Polled(poll_each(collectors)))
+        snapshots: dict[str, Any] = {}
+        try:
+            snapshots = poll_each(collectors)
+        finally:  # always: the screen counts on it to poll again
+            self.post_message(Polled(snapshots))
 
     def _arm_poll_timer(self) -> None:
         delay = self.schedule.delay(time.monotonic())
@@ -116,13 +126,9 @@ class PollingScreen(Screen):
             # Textual's timers take no zero delay: one overdue is polled a moment later
             self._poll_timer = self.set_timer(max(delay, 0.01), self.poll)
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group != "poll" or not event.worker.is_finished:
-            return
+    def on_polled(self, message: Polled) -> None:
         self._poll_inflight = False
         self._arm_poll_timer()
-
-    def on_polled(self, message: Polled) -> None:
         for name, snapshot in message.snapshots.items():
             self.show(name, snapshot)
 
@@ -385,7 +391,6 @@ class SelfTestScreen(PollingScreen):
         self.running = self._run(kind, {"compare": compare} if compare else {})
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        super().on_worker_state_changed(event)
         if event.worker.group == "selftest" and event.worker.is_finished:
             self.keel.resume_latency()
 
