@@ -1,9 +1,10 @@
 """When to poll the collectors, and the message that carries what a poll
-saw. A screen polls every collector due in one worker a tick (in the screen's
+saw. A screen polls every collector due in one thread a tick (in the screen's
 order, the verdict last: it reads the others' latest snapshots) and gets their
-snapshots in one message, which it draws in one go: one worker, one message
-and one frame a tick, not one of each per collector (that bookkeeping was a
-good part of the console UI's CPU, issue 21)."""
+snapshots in one message, which it draws in one go: one thread job, one
+message and one frame a tick, not a worker, a timer and a message per
+collector (that bookkeeping was a good part of the console UI's CPU, issue
+21)."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ class PollSchedule:
 
 class Polled(Message, bubble=False):
     """A tick's snapshots (collector name -> snapshot, in polling order),
-    posted from the poll worker to its screen (and no further)."""
+    posted from the poll thread to its screen (and no further)."""
 
     def __init__(self, snapshots: Mapping[str, Any]) -> None:
         super().__init__()

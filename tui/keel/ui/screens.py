@@ -44,7 +44,7 @@ class TestEvent(Message):
 
 class PollingScreen(Screen):
     """Polls its collectors while shown, one poll in flight at a time: every
-    collector due in one worker (keel.ui.polling), the timer re-armed when it
+    collector due in one thread job (keel.ui.polling), the timer re-armed when it
     completes (Dolphie's pattern) for when the next one is due. A hidden
     (suspended) screen polls nothing."""
 
@@ -91,7 +91,7 @@ class PollingScreen(Screen):
         self.poll()
 
     def poll(self) -> None:
-        """The collectors due, in one worker."""
+        """The collectors due, in one job on a pool thread."""
         if self._poll_inflight or not self._poll_active:
             return
         self._stop_poll_timer()
