@@ -29,3 +29,21 @@ def test_polls_of_one_interval_are_aligned_to_its_multiples():
     assert aligned_delay(5.0, now=103.0) == 2.0
     # two collectors finishing at different moments fire together next time
     assert 100.2 + aligned_delay(1.0, now=100.2) == 100.9 + aligned_delay(1.0, now=100.9)
+
+
+def test_one_poll_a_tick_takes_every_collector_due_in_order():
+    from keel.ui.polling import PollSchedule
+
+    schedule = PollSchedule({"tunnel": 1.0, "latency": 0.5, "tuning": 5.0, "verdict": 1.0})
+    assert schedule.due(100.0) == ["tunnel", "latency", "tuning", "verdict"]  # all at first
+    schedule.polled(schedule.due(100.0), 100.0)
+    assert schedule.delay(100.0) == 0.5
+    assert schedule.due(100.5) == ["latency"]
+    schedule.polled(["latency"], 100.5)
+    # a tick that fires a little early still takes its collectors, once
+    assert schedule.due(100.98) == ["tunnel", "latency", "verdict"]
+    schedule.polled(["tunnel", "latency", "verdict"], 100.98)
+    assert schedule.due(101.0) == []
+    assert schedule.due(105.0) == ["tunnel", "latency", "tuning", "verdict"]
+    schedule.all_due()  # the r key
+    assert schedule.due(105.2) == ["tunnel", "latency", "tuning", "verdict"]
