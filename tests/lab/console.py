@@ -73,11 +73,13 @@ class Console:
         tag = f"{next(_counter)}x{id(self) % 10000}"
         self.child.sendline(f"printf '%s\\n' \"B\"\"EGIN-{tag}\"; {cmd}; "
                             f"printf '\\n%s %d\\n' \"E\"\"ND-{tag}\" $?")
-        self.expect(rf"BEGIN-{tag}\r*\n", timeout)
+        # a kernel message (printed before `dmesg -n 1`, or one of level <= 1)
+        # may land inside a marker's line: the rest of that line is not output
+        self.expect(rf"BEGIN-{tag}[^\n]*\n", timeout)
         return tag
 
     def _result(self, cmd: str, tag: str, timeout: float, before: str = "") -> Result:
-        match = self.expect(rf"\r*\nEND-{tag} (\d+)\r*\n", timeout)
+        match = self.expect(rf"\r*\nEND-{tag} (\d+)[^\n]*\n", timeout)
         output = before + self.child.before.decode(errors="replace")
         return Result(cmd=cmd, output=re.sub(r"\r+\n", "\n", output).strip("\n"),
                       rc=int(match.group(1)))
