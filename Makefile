@@ -1,5 +1,6 @@
 # keel: the one entry point.
 #   make dev-image   the dev image from Debian packages (what tests and demo boot)
+#   make bundle      a signed RAUC bundle of it (keel upgrade installs it)
 #   make host-deps   install what this machine lacks (the one list; make test and demo run it)
 #   make test        unit tests + QEMU lab tests (builds the dev image if missing)
 #   make demo        build what is missing, boot the lab unconfigured, open the consoles
@@ -17,11 +18,11 @@ PYTEST_ARGS ?=
 
 DEV_IMAGE := $(OUT)/images/keel-x86_64-dev.img
 
-.PHONY: all host-deps dev-image test test-unit test-vm demo bench help
+.PHONY: all host-deps dev-image bundle test test-unit test-vm demo bench help
 all: dev-image
 
 help:
-	@sed -n '2,8p' $(TOP)/Makefile
+	@sed -n '2,9p' $(TOP)/Makefile
 
 # what this machine lacks to build the dev image, boot the lab and run the
 # tests, installed (as root; otherwise it says what to run)
@@ -30,6 +31,14 @@ host-deps:
 
 dev-image: host-deps
 	$(TOP)/board/keel/dev-image/build.sh $(OUT)
+
+# a signed RAUC bundle of the dev image (keel upgrade installs it), signed with
+# out/keys/dev.key.pem: made on first use, never committed, the one key the
+# dev image trusts
+DEV_BUNDLE := $(OUT)/images/keel-x86_64-dev.raucb
+bundle: dev-image
+	$(TOP)/board/keel/rauc/make-bundle.sh $(OUT)/dev/images $(OUT)/keys/dev.cert.pem \
+		$(OUT)/keys/dev.key.pem $(DEV_BUNDLE)
 
 # static checks first (fast), then the dev image, then every test
 test: host-deps check dev-image

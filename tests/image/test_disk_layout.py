@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from keel.upgrade import grubenv
 from tests.lab.gpt import SECTOR, read_gpt
 from tests.lab.paths import CMDLINE_FILE, OUT
 
@@ -27,11 +28,16 @@ def test_partitions_in_order_with_their_types(parts):
     assert [(p.number, name, p.type_guid) for name, p in parts.items()] == [
         (1, "bios-boot", BIOS_BOOT),
         (2, "esp", ESP),
-        (3, "keel-root", LINUX),
-        (4, "keel-data", LINUX),
+        (3, "keel-boot-a", LINUX),
+        (4, "keel-root-a", LINUX),
+        (5, "keel-boot-b", LINUX),
+        (6, "keel-root-b", LINUX),
+        (7, "keel-data", LINUX),
     ]
     assert parts["bios-boot"].size == 1 << 20
-    assert parts["keel-root"].size == 512 << 20
+    for slot in "ab":
+        assert parts[f"keel-boot-{slot}"].size == 32 << 20
+        assert parts[f"keel-root-{slot}"].size == 512 << 20
 
 
 def test_bios_boot_code_points_at_the_core_image(parts):
@@ -47,15 +53,35 @@ def test_bios_boot_code_points_at_the_core_image(parts):
     assert blocklist_start == core + 1
 
 
-def test_esp_holds_both_grubs_kernel_and_the_board_cmdline(parts):
-    offset = parts["esp"].first_lba * SECTOR
-    image = f"{IMAGE}@@{offset}"
-    listing = subprocess.run(["mdir", "-i", image, "-/", "-b", "::"], check=True,
-                             capture_output=True, text=True).stdout.split()
-    for path in ("::/EFI/BOOT/BOOTX64.EFI", "::/EFI/BOOT/GRUB.CFG", "::/EFI/KEEL/BZIMAGE"):
-        assert path.lower() in [p.lower() for p in listing], listing
+def listing(parts, name: str) -> list[str]:
+    image = f"{IMAGE}@@{parts[name].first_lba * SECTOR}"
+    out = subprocess.run(["mdir", "-i", image, "-/", "-b", "::"], check=True,
+                         capture_output=True, text=True).stdout.split()
+    return [p.lower() for p in out]
+
+
+def test_esp_holds_both_grubs_the_board_cmdline_and_grubenv(parts):
+    assert {"::/efi/boot/bootx64.efi", "::/efi/boot/grub.cfg",
+            "::/efi/boot/grubenv"} <= set(listing(parts, "esp"))
+    image = f"{IMAGE}@@{parts['esp'].first_lba * SECTOR}"
     grub_cfg = subprocess.run(["mtype", "-i", image, "::/EFI/BOOT/grub.cfg"], check=True,
                               capture_output=True, text=True).stdout
     cmdline = CMDLINE_FILE.read_text().strip()
-    assert f"linux /EFI/keel/bzImage {cmdline}" in grub_cfg
+    assert ("linux $keel_boot/keel/bzImage root=PARTLABEL=$keel_root "
+            f"rauc.slot=$keel_slot$keel_spent {cmdline}") in grub_cfg
+    # the slots' kernel partitions by their numbers in the table
+    assert f'keel_boot="($keel_disk,gpt{parts["keel-boot-a"].number})"' in grub_cfg
+    assert f'keel_boot="($keel_disk,gpt{parts["keel-boot-b"].number})"' in grub_cfg
     assert "console=ttyS0,115200" in cmdline and "console=tty0" in cmdline
+    env = subprocess.run(["mtype", "-i", image, "::/EFI/BOOT/grubenv"], check=True,
+                         capture_output=True).stdout
+    boot = grubenv.parse(env)
+    assert boot.order == ("A", "B") and boot.next_boot() == "A"
+    assert boot.slots["A"].good and not boot.slots["B"].ok
+
+
+def test_slot_a_holds_the_kernel_and_slot_b_is_empty(parts):
+    assert "::/keel/bzimage" in listing(parts, "keel-boot-a")
+    with open(IMAGE, "rb") as disk:
+        disk.seek(parts["keel-boot-b"].first_lba * SECTOR)
+        assert disk.read(1 << 16) == bytes(1 << 16)

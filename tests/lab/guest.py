@@ -29,7 +29,7 @@ class Guest:
     def __init__(self, name: str, workdir: Path, *, firmware: str = "bios",
                  memory: int = 512, smp: int = 2, disk_size: str | None = None,
                  image: Path | None = None, accel: accel_mod.Accel | None = None,
-                 tty1_ui: bool = False) -> None:
+                 tty1_ui: bool = False, drives: tuple[Path, ...] = ()) -> None:
         if firmware not in ("bios", "uefi"):
             raise LabError(f"{name}: firmware must be 'bios' or 'uefi', not {firmware!r}")
         self.name = name
@@ -42,6 +42,8 @@ class Guest:
         # not carry, so it is turned off after the login unless asked for
         self.tty1_ui = tty1_ui
         self.disk_size = disk_size
+        # more disks, read-only raw images (the upgrade lab's bundles)
+        self.drives = tuple(drives)
         self.image = image or dev_image()
         self.accel = accel or accel_mod.detect()
         self.nics: list[Nic] = []
@@ -60,6 +62,8 @@ class Guest:
                 "-chardev", "stdio,id=con0,signal=off", "-serial", "chardev:con0",
                 "-monitor", "none", "-device", "virtio-rng-pci",
                 "-drive", f"file={self.overlay},if=virtio,format=qcow2"]
+        for drive in self.drives:
+            argv += ["-drive", f"file={drive},if=virtio,format=raw,readonly=on"]
         if self.firmware == "uefi":
             argv += ["-bios", str(ovmf())]
         for i, nic in enumerate(self.nics):

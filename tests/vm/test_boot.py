@@ -18,7 +18,10 @@ def test_boot_reaches_login_on_ttyS0(shared_lab, firmware):
     assert guest.check("tty") == "/dev/ttyS0"
     cmdline = [arg for arg in guest.check("cat /proc/cmdline").split()
                if not arg.startswith("BOOT_IMAGE=")]  # GRUB adds the kernel's path
-    assert cmdline == CMDLINE_FILE.read_text().split()
+    # GRUB's slot choice (grub.cfg.in), then the board's line: the image as
+    # flashed boots slot A
+    assert cmdline == ["root=PARTLABEL=keel-root-a", "rauc.slot=A",
+                       *CMDLINE_FILE.read_text().split()]
     efi = guest.run("test -d /sys/firmware/efi").rc == 0
     assert efi == (firmware == "uefi")
     # init is BusyBox, and the keel command is installed

@@ -10,6 +10,7 @@
     keel selftest throughput|bufferbloat|mtu             against the WireGuard peer
     keel stall-meter                                     how late the CPU comes back (a daemon)
     keel tui                                             the console UI
+    keel upgrade FILE|URL|status|rollback                signed A/B upgrades (RAUC)
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from keel import __version__
+from keel.version import image_version
 
 
 def _apply(args: argparse.Namespace) -> int:
@@ -78,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="keel", description="keel router appliance",
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=__doc__.split("\n\n", 1)[1])
-    parser.add_argument("--version", action="version", version=f"keel {__version__}")
+    parser.add_argument("--version", action="version", version=f"keel {image_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     _apply_arguments(sub.add_parser("apply", help="validate, check and apply the config"))
@@ -105,9 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
     from keel.selftest.cli import add_selftest_commands
     from keel.stall.cli import register as add_stall_meter_command
     from keel.ui.cli import add_tui_command
+    from keel.upgrade.cli import add_upgrade_command
 
     for add in (add_access_command, add_config_commands, add_doctor_command, add_pair_commands,
-                add_selftest_commands, add_stall_meter_command, add_tui_command):
+                add_selftest_commands, add_stall_meter_command, add_tui_command,
+                add_upgrade_command):
         add(sub)
     return parser
 

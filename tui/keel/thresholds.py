@@ -75,3 +75,13 @@ DEEP_IDLE_EXIT_US = 20
 # "Most of the window": 60 % of its seconds, and never fewer than 3.
 MOST_OF_WINDOW = 0.6
 MIN_HELD_SECONDS = 3
+
+# Upgrades (keel.upgrade): a new slot is kept only when, after its boot, every
+# peer that had a session before the upgrade has one again within this many
+# seconds (WireGuard's own limit for a session: a handshake older than 180 s
+# is no session), the boot's apply took the user's config, the console UI
+# runs on tty1 and the stall meter runs (each seen within UPGRADE_SEEN_S).
+UPGRADE_HANDSHAKE_WAIT_S = 180
+UPGRADE_SEEN_S = 120
+# GRUB tries a slot at most this many times before the next (grub.cfg.in)
+UPGRADE_BOOT_TRIES = 3

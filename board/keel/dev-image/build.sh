@@ -35,12 +35,15 @@ for tool in mmdebstrap genimage grub-mkimage mksquashfs mkfs.vfat mcopy mke2fs q
 done
 
 # --- skip when nothing changed -------------------------------------------
+# (the bundle signing certificate the image trusts is an input too)
+"$TOP/board/keel/rauc/dev-keys.sh" "$OUT"
 inputs_hash() {
 	(
 		cd "$TOP"
 		find overlay tui board/keel -type f \
 			! -path '*/__pycache__/*' ! -path '*.egg-info/*' ! -path 'tui/build/*' -print0 |
 			sort -z | xargs -0 sha256sum
+		sha256sum "$OUT/keys/dev.cert.pem"
 	) | sha256sum | cut -d' ' -f1
 }
 HASH=$(inputs_hash)
@@ -132,6 +135,10 @@ done
 find "$ROOT/usr/lib/modules/$KVER" -name '*.ko.xz' -exec xz -d {} +
 chroot "$ROOT" depmod -a "$KVER"
 rm -rf "$ROOT"/var/lib/apt/lists/* "$ROOT"/var/cache/apt/* "$ROOT"/var/log/*
+# grub-common is here for grub-editenv alone (RAUC's GRUB backend): the rest
+# of it (grub-mkrescue, the fonts, the modules) boots nothing here
+find "$ROOT/usr/bin" "$ROOT/usr/sbin" -name 'grub-*' ! -name grub-editenv -delete
+rm -rf "$ROOT"/usr/lib/grub "$ROOT"/usr/share/grub "$ROOT"/etc/grub.d
 
 step "installing the keel package and its pinned dependencies"
 SITE=$ROOT/usr/lib/python3/dist-packages
@@ -154,6 +161,8 @@ chroot "$ROOT" python3 -m compileall -q -j 2 /usr/lib/python3/dist-packages >/de
 
 step "overlay/ and post-build.sh"
 cp -a "$TOP/overlay/." "$ROOT/"
+# the one certificate bundles must be signed with (out/keys, made on first use)
+cp "$OUT/keys/dev.cert.pem" "$ROOT/etc/rauc/keyring.pem"
 mkdir -p "$ROOT/etc/keel"
 printf 'builder=dev-image\nkernel=%s\nbase=debian-%s\n' "$KVER" "$SUITE" > "$ROOT/etc/keel/builder"
 "$BOARD/post-build.sh" "$ROOT"
@@ -201,8 +210,8 @@ progress=(-no-progress)
 [ -t 1 ] && progress=()
 mksquashfs "$ROOT" "$BIN/rootfs.squashfs" -comp zstd -noappend -quiet "${progress[@]}"
 
-step "post-image.sh: genimage"
-"$BOARD/post-image.sh" "$BIN"
+step "post-image.sh: genimage; the slot's images for bundles"
+TARGET_DIR=$ROOT "$BOARD/post-image.sh" "$BIN"
 mv "$BIN/keel-x86_64.img" "$IMAGES/$NAME.img"
 mv "$BIN/keel-x86_64.qcow2" "$IMAGES/$NAME.qcow2"
 echo "$HASH" > "$WORK/inputs.sha256"

@@ -26,10 +26,25 @@ ln -sfn ../proc/self/mounts "$TARGET/etc/mtab"
 # Init scripts are executable whatever the checkout's file modes.
 chmod 0755 "$TARGET"/etc/init.d/*
 
-# What this image is.
-version=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$TOP/tui/keel/__init__.py")
+# What this image is: the package's version and the git commit it was built
+# from (KEEL_VERSION, when set, says it instead). keel --version, os-release
+# and the bundle (make-bundle.sh) all say this one.
+version=${KEEL_VERSION:-}
+if [ -z "$version" ]; then
+	version=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$TOP/tui/keel/__init__.py")
+	commit=$(git -C "$TOP" describe --always --dirty --abbrev=7 2>/dev/null | sed 's/-dirty$/.dirty/')
+	[ -n "$commit" ] && version="$version+g$commit"
+fi
 mkdir -p "$TARGET/etc/keel"
 {
 	echo "version=$version"
 	echo "cmdline=$(cat "$BOARD/cmdline.txt")"
 } > "$TARGET/etc/keel/release"
+rm -f "$TARGET/etc/os-release"
+cat > "$TARGET/etc/os-release" <<OS
+NAME=keel
+ID=keel
+PRETTY_NAME="keel $version"
+VERSION="$version"
+VERSION_ID=$version
+OS

@@ -4,7 +4,8 @@
 #   $1 = BINARIES_DIR, holding: bzImage, rootfs.squashfs, boot.img and grub.img
 #        (GRUB i386-pc), efi-part/EFI/BOOT/bootx64.efi (GRUB x86_64-efi), and
 #        for the dev image initrd.img.
-# Writes BINARIES_DIR/keel-x86_64.img (GPT, boots by BIOS and UEFI) and .qcow2.
+# Writes BINARIES_DIR/keel-x86_64.img (GPT, boots by BIOS and UEFI) and .qcow2,
+# and leaves boot.vfat and rootfs.squashfs, a slot's two images, for bundles.
 set -euo pipefail
 BOARD=$(cd "$(dirname "$0")" && pwd)
 BIN=$(realpath "${1:?usage: post-image.sh BINARIES_DIR}")
@@ -14,18 +15,51 @@ for f in bzImage rootfs.squashfs boot.img grub.img efi-part/EFI/BOOT/bootx64.efi
 	[ -f "$BIN/$f" ] || { echo "post-image.sh: missing $BIN/$f" >&2; exit 1; }
 done
 
-# The ESP: kernel (+ initrd) and one grub.cfg read by both GRUB builds.
-cmdline=$(tr -d '\n' < "$BOARD/cmdline.txt")
-mkdir -p "$BIN/efi-part/EFI/keel" "$BIN/efi-part/EFI/BOOT"
-cp "$BIN/bzImage" "$BIN/efi-part/EFI/keel/bzImage"
+# A slot's kernel partition (boot.vfat): the kernel (+ initrd).
+rm -rf "$BIN/slot-boot" "$BIN/efi-part/EFI/keel"
+mkdir -p "$BIN/slot-boot/keel" "$BIN/efi-part/EFI/BOOT"
+cp "$BIN/bzImage" "$BIN/slot-boot/keel/bzImage"
 initrd=""
-rm -f "$BIN/efi-part/EFI/keel/initrd.img"
 if [ -f "$BIN/initrd.img" ]; then
-	cp "$BIN/initrd.img" "$BIN/efi-part/EFI/keel/initrd.img"
-	initrd="	initrd /EFI/keel/initrd.img"
+	cp "$BIN/initrd.img" "$BIN/slot-boot/keel/initrd.img"
+	# shellcheck disable=SC2016 # GRUB's variable, expanded by GRUB
+	initrd='	initrd $keel_boot/keel/initrd.img'
 fi
+
+# The slot's version, for bundles (make-bundle.sh): what post-build.sh wrote.
+# Buildroot exports TARGET_DIR; the dev image's build.sh passes it too.
+sed -n 's/^version=//p' "${TARGET_DIR:?TARGET_DIR: the target root}/etc/keel/release" > "$BIN/version"
+[ -s "$BIN/version" ] || { echo "post-image.sh: no version in $TARGET_DIR/etc/keel/release" >&2; exit 1; }
+
+# The partition numbers of the slots' kernel partitions, from genimage.cfg
+# (the one place that holds the layout): partitions in the table, in order.
+part_number() { # part_number NAME
+	awk -v want="$1" '
+		$1 == "partition" { name = $2; inside = 1; intable = 1; next }
+		inside && $1 == "in-partition-table" && $3 == "false" { intable = 0 }
+		inside && $1 == "}" { inside = 0; if (intable) { n++; if (name == want) { print n; exit } } }
+	' "$CFG"
+}
+boot_a=$(part_number keel-boot-a)
+boot_b=$(part_number keel-boot-b)
+if [ -z "$boot_a" ] || [ -z "$boot_b" ]; then
+	echo "post-image.sh: no keel-boot-a/keel-boot-b partition in $CFG" >&2
+	exit 1
+fi
+
+# The ESP: both GRUBs read one grub.cfg and one grubenv.
+cmdline=$(tr -d '\n' < "$BOARD/cmdline.txt")
 sed -e "s|@CMDLINE@|$cmdline|" -e "s|@INITRD@|$initrd|" \
+	-e "s|@BOOT_A@|$boot_a|" -e "s|@BOOT_B@|$boot_b|" \
 	"$BOARD/grub.cfg.in" > "$BIN/efi-part/EFI/BOOT/grub.cfg"
+# grubenv as grub-editenv writes it: a 1024-byte block, padded with '#'.
+# As flashed: slot A good, slot B empty.
+{
+	printf '# GRUB Environment Block\n'
+	printf '%s\n' 'ORDER=A B' A_OK=1 A_TRY=0 B_OK=0 B_TRY=0
+} > "$BIN/grubenv.head"
+head -c 1024 < <(cat "$BIN/grubenv.head" /dev/zero | tr '\0' '#') > "$BIN/efi-part/EFI/BOOT/grubenv"
+rm -f "$BIN/grubenv.head"
 
 # GRUB i386-pc: boot.img loads the core image from the BIOS boot partition.
 # Its sector comes from genimage.cfg (the one place that holds the layout).
@@ -63,7 +97,7 @@ put_le64 "$BIN/grub.img" $((0x1f4)) $((core_lba + 1))   # diskboot: first blockl
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/root"
-rm -f "$BIN/keel-x86_64.img" "$BIN/esp.vfat" "$BIN/data.ext4"
+rm -f "$BIN/keel-x86_64.img" "$BIN/esp.vfat" "$BIN/boot.vfat" "$BIN/data.ext4"
 genimage --config "$CFG" --rootpath "$tmp/root" --tmppath "$tmp/genimage" \
 	--inputpath "$BIN" --outputpath "$BIN"
 

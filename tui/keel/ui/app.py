@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -71,6 +72,18 @@ def default_runner() -> SelfTestRunner:
     return KeelSelfTestRunner()
 
 
+TTY1_READY = Path("/run/keel/tty1-ui.ready")
+
+
+def mark_tty1_ready(path: Path = TTY1_READY) -> None:
+    """The UI has drawn on tty1: one of the upgrade gate's health signs."""
+    try:
+        if os.ttyname(0) == "/dev/tty1":
+            path.write_text(f"{os.getpid()}\n")
+    except OSError:
+        pass
+
+
 class KeelApp(App):
     CSS_PATH = "keel.tcss"
     TITLE = "keel"
@@ -132,6 +145,7 @@ class KeelApp(App):
 
     def on_mount(self) -> None:
         self.theme = theme_name(self.profile, set(self.available_themes))
+        self.call_after_refresh(mark_tty1_ready)
         if self.quit_after:
             self.set_timer(self.quit_after, self.exit)
         self.resume_latency()

@@ -1,0 +1,186 @@
+"""`keel upgrade`: install a signed bundle into the other slot, see the slots,
+go back to the other slot. Registered by keel.cli through add_upgrade_command.
+
+    keel upgrade FILE|URL [--reboot]   verify, install into the other slot, reboot
+    keel upgrade status [--json]       slots, versions, which booted, the last outcome
+    keel upgrade rollback [--reboot]   boot the other slot again
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from keel.shown import shown
+
+WORDS = ("status", "rollback", "gate")
+MAX_TARGET = 2048
+
+
+class TargetError(ValueError):
+    pass
+
+
+def check_target(text: str) -> str:
+    """A bundle's path or http(s) URL, as typed or pasted: strict (printable
+    ASCII, no spaces, bounded), or TargetError naming what is wrong."""
+    if not text or len(text) > MAX_TARGET:
+        raise TargetError(f"a bundle path or URL of 1 to {MAX_TARGET} characters")
+    bad = next((c for c in text if not (33 <= ord(c) < 127)), None)
+    if bad is not None:
+        raise TargetError(f"the bundle's name holds {shown(bad)}: not a path or URL")
+    if "://" in text:
+        scheme = text.split("://", 1)[0]
+        if scheme not in ("http", "https"):
+            raise TargetError(f"{shown(scheme)}:// is not http:// or https://")
+        return text
+    if not text.endswith(".raucb"):
+        raise TargetError(f"{shown(text)} is not a .raucb bundle")
+    return text
+
+
+def add_upgrade_command(subparsers) -> None:
+    p = subparsers.add_parser(
+        "upgrade", help="install a signed bundle into the other slot; status; rollback",
+        description="keel upgrade FILE|URL installs a signed RAUC bundle into the slot not "
+                    "running, then reboots into it; keel keeps the new slot only when the "
+                    "router is healthy after its boot. keel upgrade status shows the slots; "
+                    "keel upgrade rollback boots the other slot again.")
+    p.add_argument("target", metavar="FILE|URL|status|rollback")
+    p.add_argument("--reboot", action="store_true", help="reboot without asking")
+    p.add_argument("--json", action="store_true", help="status as JSON")
+    p.set_defaults(func=run)
+
+
+def _say_console(line: str) -> None:
+    print(line, flush=True)
+    try:
+        with open("/dev/console", "w") as console:
+            console.write(line + "\n")
+    except OSError:
+        pass
+
+
+def _reboot() -> None:
+    import subprocess
+
+    subprocess.run(["reboot"], check=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    from keel.upgrade.system import UpgradeError
+
+    try:
+        if args.target == "status":
+            return status(args.json)
+        if args.target == "rollback":
+            return rollback(args.reboot)
+        if args.target == "gate":
+            from keel.upgrade.gate import run_gate
+
+            return run_gate(_say_console, _reboot)
+        return upgrade(check_target(args.target), args.reboot)
+    except (UpgradeError, TargetError) as err:
+        print(f"keel upgrade: {err}", file=sys.stderr)
+        return 1
+
+
+def status(as_json: bool) -> int:
+    from keel.upgrade.system import read_status
+
+    st = read_status()
+    if as_json:
+        print(json.dumps(st.as_dict(), indent=2))
+        return 0
+    for slot in st.slots:
+        print(slot.line())
+    if st.pending is not None:
+        print(f"pending: {st.pending.to_version} in slot {st.pending.to_slot}, "
+              "kept after its first healthy boot")
+    if st.last is not None:
+        print(f"last: {st.last.line()}")
+    if st.problem:
+        print(f"problem: {st.problem}")
+    return 0
+
+
+def _ask(question: str) -> bool:
+    if not sys.stdin.isatty():
+        return False
+    try:
+        return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
+
+
+def _progress_printer() -> Callable[[int, str], None]:
+    tty = sys.stdout.isatty()
+    last = [-1]
+
+    def show(percent: int, what: str) -> None:
+        if tty:
+            bar = "#" * (percent * 30 // 100)
+            print(f"\r[{bar:<30}] {percent:3d}% {what[:30]:<30}", end="", flush=True)
+            if percent >= 100:
+                print()
+        elif percent != last[0]:
+            print(f"{percent:3d}% {what}", flush=True)
+        last[0] = percent
+
+    return show
+
+
+def upgrade(target: str, reboot: bool) -> int:
+    from keel.upgrade import system
+    from keel.upgrade.record import Pending, Records
+    from keel.version import image_version
+
+    if "://" not in target and not Path(target).is_file():
+        raise system.UpgradeError(f"no bundle at {shown(target)}")
+    st = system.read_status()
+    other = st.other()
+    if st.booted is None or other is None:
+        raise system.UpgradeError("cannot tell which slot is running (no rauc.slot= at boot)")
+    print(f"checking {shown(target)}: signature and compatible ...", flush=True)
+    info = system.bundle_info(target)
+    ours = system.compatible()
+    if info.compatible != ours:
+        raise system.UpgradeError(f"bundle is for {shown(info.compatible)}, "
+                                  f"this router is {ours}: refused, nothing written")
+    peers = system.sessions()
+    print(f"installing keel {shown(info.version)} into slot {other.name} "
+          f"(running: {image_version()} in slot {st.booted})", flush=True)
+    system.install(target, _progress_printer())
+    Records().set_pending(Pending(st.booted, other.name, image_version(), info.version, peers))
+    print(f"installed. The next boot starts slot {other.name}; keel keeps it once the "
+          f"router is healthy ({', '.join(n for _, n in peers) or 'no tunnel peers'} to "
+          "come back), else boots slot " + st.booted + " again.")
+    if reboot or _ask("reboot now?"):
+        print("rebooting", flush=True)
+        _reboot()
+    return 0
+
+
+def rollback(reboot: bool) -> int:
+    from keel.upgrade import system
+    from keel.upgrade.record import Outcome, Records
+
+    st = system.read_status()
+    other = st.other()
+    if other is None or not other.version:
+        raise system.UpgradeError("the other slot holds no keel to roll back to")
+    if other.state == "bad":
+        raise system.UpgradeError(f"slot {other.name} ({other.version}) was rolled back "
+                                  "as unhealthy; install a bundle instead")
+    system.mark("active", "other")
+    records = Records()
+    records.clear_pending()
+    records.set_last(Outcome("rollback", other.name, other.version))
+    print(f"the next boot starts slot {other.name} ({other.version})")
+    if reboot or _ask("reboot now?"):
+        print("rebooting", flush=True)
+        _reboot()
+    return 0

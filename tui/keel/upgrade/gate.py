@@ -1,0 +1,151 @@
+"""The health gate: after a boot, is this slot kept?
+
+On a trial boot (the first boot of a newly installed slot) keel keeps the slot
+only when all hold: `keel apply --boot` applied the user's config with no
+fallback; every peer that had a session before the upgrade has one again
+within UPGRADE_HANDSHAKE_WAIT_S; the console UI has started on tty1; the stall
+meter runs. Otherwise the slot is marked bad and the router reboots into the
+old one, the reason kept for status, doctor and the console. A slot that
+never gets here (its kernel panics or hangs) is left by GRUB after
+UPGRADE_BOOT_TRIES boots, and the next boot of the old slot says so.
+
+On any other boot the booted slot is marked good once the boot's apply has
+ended, whatever it applied: an outage of the network is no reason to go back
+to an older keel."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from keel.apply.boot import BootRecord
+from keel.thresholds import UPGRADE_BOOT_TRIES, UPGRADE_HANDSHAKE_WAIT_S, UPGRADE_SEEN_S
+from keel.upgrade.record import Outcome, Pending, Records
+
+UI_READY = Path("/run/keel/tty1-ui.ready")
+UI_OFF = Path("/data/keel/tty1-off")  # the user's choice: a login on tty1
+STALL_PID = Path("/run/keel/stall-meter.pid")
+LOG = Path("/run/keel/upgrade-gate.log")
+
+
+@dataclass(frozen=True)
+class Observation:
+    uptime: float  # seconds since the kernel started
+    apply: BootRecord | None  # None: the boot's apply has not ended
+    ui_seen: bool  # the console UI has started on tty1 (or the user turned it off)
+    stall_running: bool
+    sessions: frozenset[str]  # public keys of the peers with a session now
+
+
+@dataclass(frozen=True)
+class Verdict:
+    decision: str  # "wait", "keep", "roll back"
+    reason: str = ""
+
+
+def judge(obs: Observation, peers: tuple[tuple[str, str], ...]) -> Verdict:
+    """The gate's decision on a trial boot, from what it sees now."""
+    late = obs.uptime >= UPGRADE_SEEN_S
+    if obs.apply is None:
+        return Verdict("roll back", f"keel apply --boot did not end in {UPGRADE_SEEN_S} s") \
+            if late else Verdict("wait")
+    if obs.apply.applied is None:
+        return Verdict("roll back", "keel apply --boot could apply no config")
+    if obs.apply.failures:
+        first = obs.apply.failures[0]
+        return Verdict("roll back", f"keel apply --boot fell back to {obs.apply.applied}: "
+                                    f"{first.source}: {first.reason}")
+    if not obs.stall_running:
+        return Verdict("roll back", "the stall meter is not running") if late else Verdict("wait")
+    if not obs.ui_seen:
+        return Verdict("roll back", "the console UI did not start on tty1") \
+            if late else Verdict("wait")
+    missing = [name for key, name in peers if key not in obs.sessions]
+    if missing:
+        if obs.uptime >= UPGRADE_HANDSHAKE_WAIT_S:
+            return Verdict("roll back", f"no handshake with {', '.join(missing)} "
+                                        f"in {UPGRADE_HANDSHAKE_WAIT_S} s")
+        return Verdict("wait")
+    return Verdict("keep")
+
+
+def fell_back(pending: Pending, booted: str, last: Outcome | None) -> Outcome:
+    """The outcome to record when a boot finds the trial's slot not booted."""
+    if last is not None and last.result == "rolled back" and last.at >= pending.at:
+        return last  # the gate on the new slot said why before its reboot
+    return Outcome("rolled back", booted, pending.to_version,
+                   f"slot {pending.to_slot} did not come up ({UPGRADE_BOOT_TRIES} boots "
+                   f"without reaching the health gate: a kernel panic or hang)")
+
+
+# --- the real side ----------------------------------------------------------
+
+def uptime() -> float:
+    return float(Path("/proc/uptime").read_text().split()[0])
+
+
+def alive(pidfile: Path) -> bool:
+    try:
+        os.kill(int(pidfile.read_text().strip()), 0)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def observe() -> Observation:
+    from keel.apply.boot import read_record
+    from keel.upgrade.system import sessions
+
+    return Observation(uptime=uptime(), apply=read_record(Path("/run/keel")),
+                       ui_seen=UI_READY.exists() or UI_OFF.exists(),
+                       stall_running=alive(STALL_PID),
+                       sessions=frozenset(key for key, _ in sessions()))
+
+
+def run_gate(say: Callable[[str], None], reboot: Callable[[], None],
+             records: Records | None = None, every: float = 2.0) -> int:
+    from keel.upgrade import slots, system
+
+    records = records or Records()
+    booted = slots.booted_slot(system.CMDLINE.read_text())
+    if booted is None:
+        say("upgrade gate: no rauc.slot= on the kernel command line; nothing to mark")
+        return 1
+    pending = records.pending()
+    if pending is not None and pending.to_slot != booted:
+        outcome = fell_back(pending, booted, records.last())
+        records.set_last(outcome)
+        records.clear_pending()
+        system.mark("bad", "other")
+        system.mark("active", "booted")
+        say(f"keel: {outcome.line()}")
+        return 0
+    while True:
+        obs = observe()
+        if pending is None:
+            if obs.apply is not None or obs.uptime >= UPGRADE_SEEN_S:
+                system.mark("good", "booted")
+                return 0
+        else:
+            verdict = judge(obs, pending.peers)
+            if verdict.decision == "keep":
+                system.mark("good", "booted")
+                outcome = Outcome("kept", booted, pending.to_version)
+                records.set_last(outcome)
+                records.clear_pending()
+                say(f"keel: {outcome.line()}")
+                return 0
+            if verdict.decision == "roll back":
+                outcome = Outcome("rolled back", pending.from_slot, pending.to_version,
+                                  verdict.reason)
+                records.set_last(outcome)
+                records.clear_pending()
+                system.mark("bad", "booted")
+                system.mark("active", "other")
+                say(f"keel: {outcome.line()}; rebooting into slot {pending.from_slot}")
+                reboot()
+                return 0
+        time.sleep(every)

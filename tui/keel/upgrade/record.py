@@ -1,0 +1,114 @@
+"""What keel keeps about upgrades on /data (never on a slot, so both slots'
+versions read it): the trial in progress, and how the last one ended.
+
+  /data/keel/upgrade/pending.json   written by `keel upgrade` before the reboot
+  /data/keel/upgrade/last.json      the last outcome, for status, doctor and UI
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from keel.state.revisions import atomic_write
+
+DIR = Path("/data/keel/upgrade")
+PENDING = "pending.json"
+LAST = "last.json"
+MAX_TEXT = 200
+
+
+def _text(value: Any, name: str) -> str:
+    if not isinstance(value, str) or len(value) > MAX_TEXT:
+        raise ValueError(f"{name} is not a short string")
+    return value
+
+
+@dataclass(frozen=True)
+class Pending:
+    """An install into `to_slot` waiting for its first healthy boot."""
+
+    from_slot: str
+    to_slot: str
+    from_version: str
+    to_version: str
+    # peers with a session before the upgrade: (public key, name to show)
+    peers: tuple[tuple[str, str], ...]
+    at: float = field(default_factory=time.time)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Pending:
+        peers = data.get("peers", [])
+        if not isinstance(peers, list) or len(peers) > 256:
+            raise ValueError("peers is not a list")
+        return cls(_text(data["from_slot"], "from_slot"), _text(data["to_slot"], "to_slot"),
+                   _text(data["from_version"], "from_version"),
+                   _text(data["to_version"], "to_version"),
+                   tuple((_text(p[0], "a peer's key"), _text(p[1], "a peer's name"))
+                         for p in peers), float(data.get("at", 0)))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How the last upgrade (or rollback) ended, in one line for people."""
+
+    result: str  # "kept", "rolled back", "rollback" (asked for by the user)
+    slot: str  # the slot running after it
+    version: str  # the version tried (kept or rolled back), or rolled back to
+    reason: str = ""
+    at: float = field(default_factory=time.time)
+
+    def line(self) -> str:
+        if self.result == "kept":
+            return f"upgrade to {self.version} kept (slot {self.slot})"
+        if self.result == "rolled back":
+            return f"upgrade to {self.version} rolled back: {self.reason}"
+        return f"rolled back to {self.version} (slot {self.slot}) on request"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Outcome:
+        return cls(_text(data["result"], "result"), _text(data["slot"], "slot"),
+                   _text(data["version"], "version"), _text(data.get("reason", ""), "reason"),
+                   float(data.get("at", 0)))
+
+
+class Records:
+    def __init__(self, directory: Path = DIR) -> None:
+        self.dir = directory
+
+    def _read(self, name: str) -> dict[str, Any] | None:
+        try:
+            data = json.loads((self.dir / name).read_text())
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def _write(self, name: str, data: dict[str, Any]) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.dir / name, json.dumps(data) + "\n")
+
+    def pending(self) -> Pending | None:
+        data = self._read(PENDING)
+        try:
+            return None if data is None else Pending.from_dict(data)
+        except (KeyError, ValueError, TypeError):
+            return None
+
+    def set_pending(self, pending: Pending) -> None:
+        self._write(PENDING, asdict(pending))
+
+    def clear_pending(self) -> None:
+        (self.dir / PENDING).unlink(missing_ok=True)
+
+    def last(self) -> Outcome | None:
+        data = self._read(LAST)
+        try:
+            return None if data is None else Outcome.from_dict(data)
+        except (KeyError, ValueError, TypeError):
+            return None
+
+    def set_last(self, outcome: Outcome) -> None:
+        self._write(LAST, asdict(outcome))
