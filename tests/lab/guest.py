@@ -72,16 +72,19 @@ class Guest:
                      "-device", f"virtio-net-pci,netdev=n{i},mac={nic.mac}"]
         return argv
 
-    def start(self) -> None:
-        """Create the overlay disk and start QEMU; does not wait for the boot."""
+    def start(self, fresh: bool = True) -> None:
+        """Create the overlay disk (fresh=False: keep the one there, as a
+        machine keeps its disk across a power cut) and start QEMU; does not
+        wait for the boot."""
         self.workdir.mkdir(parents=True, exist_ok=True)
-        create = ["qemu-img", "create", "-q", "-f", "qcow2", "-b", str(self.image),
-                  "-F", "qcow2", str(self.overlay)]
-        if self.disk_size:
-            create.append(self.disk_size)
-        subprocess.run(create, check=True)
+        if fresh or not self.overlay.exists():
+            create = ["qemu-img", "create", "-q", "-f", "qcow2", "-b", str(self.image),
+                      "-F", "qcow2", str(self.overlay)]
+            if self.disk_size:
+                create.append(self.disk_size)
+            subprocess.run(create, check=True)
         argv = self.qemu_argv()
-        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self._log = open(self.log_path, "ab" if not fresh else "wb")  # noqa: SIM115 - closed in stop()
         self._log.write(("# " + " ".join(argv) + "\n").encode())
         self.child = pexpect.spawn(argv[0], argv[1:], logfile=None, timeout=None,
                                    echo=False, maxread=65536)
@@ -123,6 +126,13 @@ class Guest:
         console.expect(r"Restarting system|reboot: ", 30)
         self._ifnames.clear()
         self.wait_for_login(timeout)
+
+    def power_cut(self) -> None:
+        """QEMU killed (no shutdown, no flush by the guest), then started on
+        the same disk; does not wait for the boot."""
+        self.stop()
+        self._ifnames.clear()
+        self.start(fresh=False)
 
     def stop(self) -> None:
         if self.child is not None and self.child.isalive():

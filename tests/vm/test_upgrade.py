@@ -1,0 +1,186 @@
+"""Upgrades that cannot brick (RAUC, two slots, keel's health gate), on the
+real thing: an edge configured with a tunnel to its hub, an SSH key added, and
+a second disk of bundles made by tests/lab/bundles.py from the built image
+(`make bundle`'s way: the dev signing key, a new version).
+
+One lab for the module; the tests run in file order and each starts where the
+one before left the edge (slot A at first). Reboots are counted: an upgrade
+and its trial boot, a rollback, a trial rolled back by the gate (two boots),
+a kernel that panics 3 times and the fallback, a power cut."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from tests.lab import bundles
+from tests.lab import topology as topo
+from tests.lab.configs import configure_with_keel
+from tests.lab.guest import BOOT_TIMEOUT, Guest
+
+MOUNT = "mkdir -p /tmp/b && (mountpoint -q /tmp/b || mount -o ro /dev/vdb /tmp/b)"
+# /data as the user's state: config, key, shadow, SSH keys, revisions (what
+# RAUC and keel's upgrade records keep about the upgrade itself changes)
+DATA_HASH = ("cd /data && find . -type f ! -path './rauc/*' ! -path './keel/upgrade/*' "
+             "! -path './lost+found/*' | LC_ALL=C sort | xargs sha256sum")
+SLOT_B_HASH = ("cat /dev/disk/by-partlabel/keel-boot-b /dev/disk/by-partlabel/keel-root-b "
+               "| sha256sum")
+INSTALL_TIMEOUT = 150  # seconds at KVM speed: verify + write 2 images of ~170 MB
+GATE_TIMEOUT = 200  # the gate: UI, stall meter, the hub's handshake (within 180 s)
+
+
+@pytest.fixture(scope="module")
+def lab(make_module_lab, tmp_path_factory):
+    made = bundles.make(tmp_path_factory.mktemp("bundles"))
+    lab = make_module_lab()
+    edge = lab.guest("edge", smp=1, tty1_ui=True, drives=(made.disk,))
+    hub = lab.guest("hub", smp=1)
+    lab.link("core", edge, hub)
+    lab.link("lan", edge)
+    lab.start()
+    rl = topo.RouterLab(lab, edge, hub)
+    rl.hub_pub = configure_with_keel(rl)
+    key = Ed25519PrivateKey.generate().public_key().public_bytes(
+        serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH).decode()
+    edge.check(f"keel access keys add '{key} upgrade-lab'")
+    edge.check(MOUNT)
+    return rl, made
+
+
+def status(edge: Guest) -> dict:
+    return edge.json("keel upgrade status --json", 60)
+
+
+def slot_and_version(edge: Guest) -> tuple[str, str]:
+    cmdline = edge.check("cat /proc/cmdline")
+    slot = re.search(r"rauc\.slot=(\S+)", cmdline).group(1)
+    return slot, edge.check("keel --version").removeprefix("keel ")
+
+
+def upgrade(edge: Guest, name: str) -> str:
+    """`keel upgrade` with no tty on stdin: installs, does not ask, no reboot."""
+    edge.check(MOUNT)
+    return edge.check(f"keel upgrade /tmp/b/{name} </dev/null", INSTALL_TIMEOUT)
+
+
+def settled(edge: Guest) -> dict:
+    """The gate's outcome on this boot: no trial pending any more."""
+    edge.until("keel upgrade status --json | grep -q '\"pending\": null'", GATE_TIMEOUT, every=3)
+    return status(edge)
+
+
+def boot_again(edge: Guest, *, expect: str | None = None, timeout: float = BOOT_TIMEOUT) -> None:
+    """Reboot, then (expect: a line the console must show first, e.g. the
+    gate's, before the boot that follows) log in again."""
+    console = edge.console
+    console.child.sendline("reboot")
+    console.expect(r"Restarting system|reboot: ", 30)
+    edge._ifnames.clear()
+    if expect:
+        console.expect(expect, timeout * 3)
+    edge.wait_for_login(timeout * 3)
+    edge.check(MOUNT)
+
+
+def test_refused_bundles_change_nothing(lab):
+    rl, _ = lab
+    edge = rl.edge
+    before = edge.check(SLOT_B_HASH, 120)
+    for name, says in (("bad-signature.raucb", r"signature|certificate|verif"),
+                       ("other-compatible.raucb", r"bundle is for other-x86_64"),
+                       ("truncated.raucb", r"bundle|size|signature")):
+        result = edge.run(f"keel upgrade /tmp/b/{name} </dev/null", INSTALL_TIMEOUT)
+        lines = [x for x in result.output.splitlines() if x.startswith("keel upgrade:")]
+        assert result.rc == 1, (name, result.output)
+        assert len(lines) == 1 and re.search(says, lines[0], re.I), (name, result.output)
+    assert edge.check(SLOT_B_HASH, 120) == before
+    assert [s["state"] for s in status(edge)["slots"]] == ["good", "empty"]
+
+
+def test_an_upgrade_keeps_data_and_tunnel_and_is_kept(lab):
+    rl, made = lab
+    edge = rl.edge
+    data = edge.check(DATA_HASH)
+    assert slot_and_version(edge) == ("A", made.old_version)
+    out = upgrade(edge, "good.raucb")
+    assert f"installing keel {made.new_version} into slot B" in out
+    assert "100%" in out
+    st = status(edge)
+    assert st["pending"] == {"to_slot": "B", "to_version": made.new_version}
+    boot_again(edge)
+    assert slot_and_version(edge) == ("B", made.new_version)
+    st = settled(edge)
+    assert st["last"]["result"] == "kept", st
+    assert [(s["name"], s["state"], s["booted"]) for s in st["slots"]] == [
+        ("A", "good", False), ("B", "good", True)]
+    assert edge.check(DATA_HASH) == data  # /data byte for byte
+    edge.check(f"ping -n -c 1 -w 10 {topo.HUB_TUNNEL}", 30)  # the tunnel is back
+    assert json.loads(edge.check("keel doctor --json", 60))  # the new version runs
+
+
+def test_rollback_boots_the_old_slot_again(lab):
+    rl, made = lab
+    edge = rl.edge
+    data = edge.check(DATA_HASH)
+    assert f"the next boot starts slot A ({made.old_version})" in edge.check(
+        "keel upgrade rollback </dev/null", 60)
+    boot_again(edge)
+    assert slot_and_version(edge) == ("A", made.old_version)
+    st = settled(edge)
+    assert st["last"]["result"] == "rollback"
+    assert edge.check(DATA_HASH) == data
+    edge.check(f"ping -n -c 1 -w 10 {topo.HUB_TUNNEL}", 30)
+
+
+def test_a_root_whose_apply_fails_is_rolled_back_by_itself(lab):
+    rl, made = lab
+    edge = rl.edge
+    upgrade(edge, "apply-fails.raucb")
+    # B boots, its apply falls back (wg broken), the gate marks B bad and
+    # reboots into A on its own; the console says why
+    boot_again(edge, expect=r"keel: upgrade to \S+\.nowg rolled back: keel apply --boot fell back")
+    assert slot_and_version(edge) == ("A", made.old_version)
+    st = settled(edge)
+    assert st["last"]["result"] == "rolled back"
+    assert "fell back" in st["last"]["reason"], st["last"]
+    assert "wg: broken on purpose" in st["last"]["reason"], st["last"]
+    assert [s["state"] for s in st["slots"]] == ["good", "bad"]
+
+
+def test_a_kernel_that_panics_comes_back_through_the_boot_counter(lab):
+    rl, made = lab
+    edge = rl.edge
+    upgrade(edge, "panics.raucb")
+    edge.console.child.sendline("reboot")
+    for _ in range(3):  # GRUB tries slot B 3 times
+        edge.console.expect(r"this initramfs panics on purpose", BOOT_TIMEOUT * 2)
+        edge.console.expect(r"Kernel panic", 60)
+    edge._ifnames.clear()
+    edge.wait_for_login(BOOT_TIMEOUT * 3)
+    assert slot_and_version(edge) == ("A", made.old_version)
+    st = settled(edge)
+    assert st["last"]["result"] == "rolled back"
+    assert "did not come up" in st["last"]["reason"], st["last"]
+    edge.check(f"ping -n -c 1 -w 10 {topo.HUB_TUNNEL}", 30)
+
+
+def test_a_power_cut_during_an_install_leaves_the_old_slot_and_data(lab):
+    rl, made = lab
+    edge = rl.edge
+    edge.check(MOUNT)
+    data = edge.check(DATA_HASH)
+    edge.console.child.sendline("keel upgrade /tmp/b/good.raucb </dev/null")
+    edge.console.expect(r"Copying image to rootfs\.1", INSTALL_TIMEOUT)
+    edge.power_cut()
+    edge.wait_for_login(BOOT_TIMEOUT * 3)
+    edge.check(MOUNT)
+    assert slot_and_version(edge) == ("A", made.old_version)
+    assert edge.check(DATA_HASH) == data
+    assert status(edge)["slots"][1]["state"] in ("bad", "empty")
+    out = upgrade(edge, "good.raucb")  # and a new install works
+    assert "installed." in out
+    assert status(edge)["slots"][1]["state"] == "new"
