@@ -65,6 +65,13 @@ demo: dev-image
 # make image BUILDROOT_SRC=dir  use a local Buildroot tree instead of the download
 # make check [BUILDROOT_SRC=dir] static checks (+ check-package, defconfig round trip)
 # make <other target>           passed to Buildroot, e.g. make linux-menuconfig
+# make image and make release-bundle need your bundle signing certificate, the
+# one the release image trusts (/etc/rauc/keyring.pem; the repository holds no
+# key), and release-bundle its key (it never enters the image):
+#   make image KEEL_RAUC_CERT=cert.pem
+#   make release-bundle KEEL_RAUC_CERT=cert.pem KEEL_RAUC_KEY=key.pem
+#                               the image, then a signed RAUC bundle of it
+#                               (out/images/keel-x86_64.raucb; keel upgrade installs it)
 BR_VERSION := 2026.02.3
 # from buildroot-2026.02.3.tar.xz.sign (the release's PGP-signed hashes)
 BR_SHA256 := 5a59e7501b0b4ec52c41f4bfa79412320e0b37eae5f719605a258e8d0c6fc7fb
@@ -86,16 +93,27 @@ BR_SRC := $(BUILDROOT_SRC)
 else
 BR_SRC := $(KEEL_CACHE)/buildroot-$(BR_VERSION)
 endif
+# The bundle signing certificate (and, for release-bundle, its key): make
+# variables or the environment, made absolute. The defconfig's
+# BR2_PACKAGE_KEEL_RAUC_KEYRING is $(KEEL_RAUC_CERT), expanded by Buildroot's
+# make: it gets the absolute path on its command line.
+ifneq ($(KEEL_RAUC_CERT),)
+override KEEL_RAUC_CERT := $(abspath $(KEEL_RAUC_CERT))
+endif
+ifneq ($(KEEL_RAUC_KEY),)
+override KEEL_RAUC_KEY := $(abspath $(KEEL_RAUC_KEY))
+endif
 BR_MAKE := BR2_DL_DIR=$(KEEL_CACHE)/dl BR2_CCACHE_DIR=$(KEEL_CACHE)/ccache \
-	$(MAKE) -C $(BR_SRC) BR2_EXTERNAL=$(BR_EXTERNAL) O=$(O)
+	$(MAKE) -C $(BR_SRC) BR2_EXTERNAL=$(BR_EXTERNAL) O=$(O) KEEL_RAUC_CERT=$(KEEL_RAUC_CERT)
 ifdef BUILDROOT_SRC
 BR_FETCH := test -f $(BR_SRC)/Makefile || { echo "image: no Buildroot tree at $(BR_SRC)" >&2; exit 1; }
 else
 BR_FETCH := $(BR_SCRIPTS)/buildroot-src.sh $(BR_VERSION) $(BR_SHA256) $(BR_URL) $(KEEL_CACHE)
 endif
 RELEASE_IMAGES := keel-x86_64.img keel-x86_64.qcow2
+RELEASE_BUNDLE := $(OUT)/images/keel-x86_64.raucb
 
-.PHONY: image image-preflight check check-shell check-python check-kernel-fragment check-buildroot
+.PHONY: image image-preflight release-bundle check check-shell check-python check-kernel-fragment check-buildroot
 
 image: image-preflight
 	@$(BR_FETCH)
@@ -109,12 +127,27 @@ image: image-preflight
 	cp $(addprefix $(O)/images/,$(RELEASE_IMAGES)) $(OUT)/images/
 	@echo "== image: done: $(addprefix $(OUT)/images/,$(RELEASE_IMAGES))"
 
+# A signed RAUC bundle of the release image just built: a slot's two images
+# (boot.vfat, rootfs.squashfs) and its version, as post-image.sh left them in
+# Buildroot's images/, signed by Buildroot's host rauc.
+# Without the key it stops at once, before the image is built.
+ifneq ($(filter release-bundle,$(MAKECMDGOALS)),)
+ifeq ($(wildcard $(KEEL_RAUC_KEY)),)
+$(error release-bundle: no signing key$(if $(KEEL_RAUC_KEY), at $(KEEL_RAUC_KEY)): \
+	make release-bundle KEEL_RAUC_CERT=cert.pem KEEL_RAUC_KEY=key.pem)
+endif
+endif
+release-bundle: image
+	PATH=$(O)/host/bin:$$PATH $(TOP)/board/keel/rauc/make-bundle.sh $(O)/images \
+		$(KEEL_RAUC_CERT) $(KEEL_RAUC_KEY) $(RELEASE_BUNDLE)
+
 # Fail at once, before anything is downloaded: every missing host tool
 # (Buildroot's dependencies.sh list, qemu-img for the qcow2; all named in one
 # message with their Debian packages), then offline (naming the URL and the
 # BUILDROOT_SRC override).
 image-preflight:
 	@$(BR_SCRIPTS)/host-tools.sh $(if $(BUILDROOT_SRC),,--download)
+	@$(BR_SCRIPTS)/rauc-keyring.sh '$(KEEL_RAUC_CERT)'
 ifndef BUILDROOT_SRC
 	@$(BR_SCRIPTS)/online.sh $(BR_URL)
 endif

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,6 +14,9 @@ EXT = TOP / "buildroot-external"
 BOARD = TOP / "board/keel/x86_64"
 DEFCONFIG = EXT / "configs/keel_x86_64_defconfig"
 EXT_VAR = "$(BR2_EXTERNAL_KEEL_PATH)"
+# String options that name the user's file, not one of the tree's: the release
+# image's RAUC keyring is the user's certificate (make image KEEL_RAUC_CERT=...)
+USER_FILES = {"BR2_PACKAGE_KEEL_RAUC_KEYRING": "$(KEEL_RAUC_CERT)"}
 
 
 def defconfig() -> dict[str, str]:
@@ -33,7 +37,7 @@ def unquote(value: str) -> str:
 def path_values() -> dict[str, str]:
     """Every string option of the defconfig that names a file or directory."""
     return {k: unquote(v) for k, v in defconfig().items()
-            if v.startswith('"') and ("/" in v or "$(" in v)}
+            if v.startswith('"') and ("/" in v or "$(" in v) and k not in USER_FILES}
 
 
 def resolve(value: str) -> list[Path]:
@@ -155,6 +159,90 @@ def test_kernel_host_libraries_come_from_buildroot():
     cfg = defconfig()
     assert cfg.get("BR2_LINUX_KERNEL_NEEDS_HOST_OPENSSL") == "y"
     assert cfg.get("BR2_LINUX_KERNEL_NEEDS_HOST_LIBELF") == "y"
+
+
+# --- upgrades: RAUC as the dev image has it (Debian's rauc + rauc-service)
+
+SYSTEM_CONF = TOP / "overlay/etc/rauc/system.conf"
+KEYRING_SCRIPT = EXT / "scripts/rauc-keyring.sh"
+
+
+def test_rauc_as_the_dev_image_has_it():
+    """RAUC's D-Bus service (S47upgrade starts the bus; `rauc install` and `rauc
+    status` go through the service), http(s) URLs streamed, JSON output (keel reads
+    rauc info/status as JSON), grub-editenv for RAUC's grub backend, host rauc for
+    release bundles. Symbols as in Buildroot 2026.02.3's package/rauc/Config.in,
+    Config.in.host and boot/grub2/Config.in."""
+    cfg = defconfig()
+    for sym in ("BR2_PACKAGE_RAUC", "BR2_PACKAGE_RAUC_DBUS", "BR2_PACKAGE_RAUC_NETWORK",
+                "BR2_PACKAGE_RAUC_STREAMING", "BR2_PACKAGE_RAUC_JSON",
+                "BR2_TARGET_GRUB2_INSTALL_TOOLS", "BR2_PACKAGE_HOST_RAUC"):
+        assert cfg.get(sym) == "y", sym
+    # dbus and OpenSSL come by RAUC's selects (RAUC_DBUS -> DBUS, RAUC -> OPENSSL):
+    # savedefconfig would drop them from the defconfig, so they are not in it
+    assert "BR2_PACKAGE_DBUS" not in cfg and "BR2_PACKAGE_OPENSSL" not in cfg
+    conf = SYSTEM_CONF.read_text()
+    assert re.search(r"^bootloader=grub$", conf, re.M)  # hence grub-editenv on the target
+
+
+def test_keyring_is_the_users_certificate():
+    """The release image trusts only the user's certificate: the defconfig names no
+    file of the tree (nor any committed one), the keel package installs it where
+    system.conf looks, and the build stops without it."""
+    cfg = defconfig()
+    assert cfg["BR2_PACKAGE_KEEL_RAUC_KEYRING"] == '"$(KEEL_RAUC_CERT)"'
+    config_in = (EXT / "package/keel/Config.in").read_text()
+    assert re.search(r'^config BR2_PACKAGE_KEEL_RAUC_KEYRING\n\tstring "', config_in, re.M)
+    keyring = re.search(r"^\[keyring\]\npath=(\S+)$", SYSTEM_CONF.read_text(), re.M).group(1)
+    assert keyring == "/etc/rauc/keyring.pem"
+    mk = (EXT / "package/keel/keel.mk").read_text()
+    assert f"$(TARGET_DIR){keyring}" in mk
+    assert "$(BR2_EXTERNAL_KEEL_PATH)/scripts/rauc-keyring.sh" in mk
+    assert "TARGET_FINALIZE_HOOKS += KEEL_INSTALL_RAUC_KEYRING" in mk
+    assert re.search(r"^\$\(error BR2_PACKAGE_KEEL_RAUC_KEYRING is empty", mk, re.M)
+    # no certificate or key in the tree for an image to trust by mistake
+    for top in ("overlay", "board", "buildroot-external", "tui"):
+        assert not [p for p in (TOP / top).rglob("*.pem")], top
+
+
+def make_cert(tmp_path: Path, name: str, subject: str) -> tuple[Path, Path]:
+    key, cert = tmp_path / f"{name}.key.pem", tmp_path / f"{name}.cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", str(key),
+                    "-out", str(cert), "-days", "1", "-subj", subject],
+                   check=True, capture_output=True, timeout=60)
+    return cert, key
+
+
+def keyring(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(KEYRING_SCRIPT), *args], capture_output=True, text=True,
+                          timeout=30)
+
+
+@pytest.mark.skipif(not shutil.which("openssl"), reason="openssl makes the test certificates")
+def test_keyring_script_installs_a_certificate_and_refuses_the_rest(tmp_path):
+    cert, key = make_cert(tmp_path, "release", "/O=someone/CN=release signing")
+    dev_subject = re.search(r'-subj "([^"$]+)', (TOP / "board/keel/rauc/dev-keys.sh")
+                            .read_text()).group(1)
+    dev_cert, _ = make_cert(tmp_path, "dev", dev_subject + "host")
+    both = tmp_path / "both.pem"
+    both.write_text(cert.read_text() + key.read_text())
+    dest = tmp_path / "target/etc/rauc/keyring.pem"
+
+    ok = keyring(str(cert), str(dest))
+    assert (ok.returncode, ok.stderr) == (0, "")
+    assert dest.read_text() == cert.read_text()
+    assert dest.stat().st_mode & 0o777 == 0o644
+
+    for bad, said in [("", "make image KEEL_RAUC_CERT="),
+                      (str(tmp_path / "missing.pem"), "no such readable file"),
+                      (str(key), "holds no PEM certificate"),
+                      (str(both), "holds a private key"),
+                      (str(dev_cert), "the dev image's certificate")]:
+        result = keyring(bad, str(tmp_path / "other/keyring.pem"))
+        assert result.returncode == 1, bad
+        assert said in result.stderr, (bad, result.stderr)
+        assert not (tmp_path / "other").exists()
 
 
 # --- make image's preflight: buildroot-external/scripts/host-tools.sh

@@ -39,6 +39,10 @@ def test_list_has_no_duplicates_and_every_feature_a_reason():
     "R8169", "CPU_FREQ_GOV_PERFORMANCE", "CPU_FREQ_DEFAULT_GOV_PERFORMANCE",
     "X86_INTEL_PSTATE", "X86_AMD_PSTATE", "X86_ACPI_CPUFREQ", "CPU_IDLE", "CPU_IDLE_GOV_MENU",
     "INTEL_IDLE", "ACPI_PROCESSOR", "KVM_GUEST", "HALTPOLL_CPUIDLE",
+    # upgrades: what RAUC's integration guide asks of the kernel for verity bundles
+    # (and streaming), and the ESP RAUC writes grubenv on
+    "BLK_DEV_LOOP", "MD", "BLK_DEV_DM", "DM_VERITY", "CRYPTO_SHA256", "BLK_DEV_NBD",
+    "NLS_CODEPAGE_437", "NLS_ISO8859_1",
 ])
 def test_reference_feature_listed_and_built_in(symbol):
     assert kf.BY_SYMBOL[symbol].value == "y"
@@ -49,6 +53,15 @@ def test_doctor_checks_the_modules_it_checked_before():
     before = {"wireguard", "sch_cake", "ifb", "act_mirred", "cls_matchall", "nf_tables",
               "nft_nat", "nft_masq", "nft_ct", "sch_fq_codel"}
     assert before <= set(kf.doctor_modules())
+
+
+def test_upgrade_modules_are_listed():
+    """keel upgrade loads these before an install (the dev image's Debian kernel has
+    them as modules): each is a listed feature, built into the release kernel."""
+    from keel.upgrade.system import MODULES
+
+    listed = {f.module for f in kf.FEATURES if f.module}
+    assert set(MODULES) <= listed
 
 
 def test_parse_kconfig():

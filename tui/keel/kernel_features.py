@@ -27,6 +27,7 @@ TUNNEL = "tunnel and routing"
 NFTABLES = "nftables"
 VM = "virtual machine"
 BOOT = "boot and filesystems"
+UPGRADE = "upgrades (RAUC)"
 CONSOLE = "console"
 NIC = "mini-PC hardware"
 CPU = "CPU clock and idle"
@@ -142,6 +143,17 @@ FEATURES: tuple[Feature, ...] = (
     _f("SATA_AHCI", BOOT, "SATA disks (mini-PCs)", "ahci"),
     _f("USB_XHCI_HCD", BOOT, "USB 3 host (boot from a USB stick)", "xhci_hcd"),
     _f("USB_STORAGE", BOOT, "USB sticks as the boot disk", "usb_storage"),
+    # --- upgrades: RAUC opens a signed verity bundle (the slot images inside
+    # are squashfs and vfat: SQUASHFS and VFAT_FS above) ---------------------
+    _f("BLK_DEV_LOOP", UPGRADE, "loop devices: RAUC mounts the bundle file's squashfs",
+       "loop"),
+    _f("MD", UPGRADE, "multiple devices menu (for the device mapper)"),
+    _f("BLK_DEV_DM", UPGRADE, "device mapper: dm-verity under the bundle", "dm_mod"),
+    _f("DM_VERITY", UPGRADE, "dm-verity: every block of a verity bundle checked on read",
+       "dm_verity"),
+    _f("CRYPTO_SHA256", UPGRADE, "SHA-256: dm-verity's hash tree", "sha256_generic"),
+    _f("BLK_DEV_NBD", UPGRADE, "network block device: keel upgrade URL streams the bundle",
+       "nbd"),
     # --- console ------------------------------------------------------------
     _f("SERIAL_8250", CONSOLE, "serial console (VPS consoles, headless mini-PCs)"),
     _f("SERIAL_8250_CONSOLE", CONSOLE, "kernel messages on ttyS0"),
