@@ -33,7 +33,9 @@ PACKAGE = TUI / "keel"
 PURE = ("keel.config", "keel.model", "keel.render", "keel.parse",
         # pairing's protocol and decisions: no system, so every fault is unit-tested
         "keel.pair.code", "keel.pair.messages", "keel.pair.protocol", "keel.pair.session",
-        "keel.pair.settle")
+        "keel.pair.settle",
+        # the upgrade's boot state and slot view: parsers of what GRUB and RAUC keep
+        "keel.upgrade.grubenv", "keel.upgrade.slots")
 TOUCHES_THE_SYSTEM = ("subprocess", "keel.system", "keel.apply", "keel.metrics",
                       "keel.selftest", "keel.doctor", "keel.tuning", "keel.state",
                       "keel.wireguard", "keel.ui", "textual", "rich")
@@ -133,6 +135,7 @@ STARTS_PROCESSES = {
     "keel.ui.selftest_runner": "`keel selftest --events` as a child",
     "keel.apply.confirmed": "`keel apply --confirm` from the console and keel pair",
     "keel.apply.command": "`keel apply` re-run by the boot and rollback paths",
+    "keel.upgrade.system": "rauc, the updater (its D-Bus service writes the slots)",
 }
 
 

@@ -46,6 +46,9 @@ def lab(make_module_lab, tmp_path_factory):
     rl.hub_pub = configure_with_keel(rl)
     key = Ed25519PrivateKey.generate().public_key().public_bytes(
         serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH).decode()
+    # no root password on purpose (the serial login after each reboot), and
+    # an SSH key: both must come through every upgrade
+    edge.check("keel access no-password")
     edge.check(f"keel access keys add '{key} upgrade-lab'")
     edge.check(MOUNT)
     return rl, made

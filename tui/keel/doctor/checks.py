@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from keel.upgrade.slots import UpgradeStatus
+
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -175,6 +180,29 @@ def check_boot(record: BootRecord | None) -> list[Check]:
     if record.failures:
         return [Check("config", "boot", WARN, f"booted on {record.applied} because {why}", data)]
     return [Check("config", "boot", OK, f"booted on {record.applied}", data)]
+
+
+def check_upgrade(status: UpgradeStatus | None) -> list[Check]:
+    """The slots (keel upgrade status) and how the last upgrade ended: a
+    rollback by the health gate is said in one line."""
+    if status is None:
+        return []
+    data = status.as_dict()
+    slots = "; ".join(s.line() for s in status.slots)
+    found = []
+    if status.last is not None and status.last.result == "rolled back":
+        found.append(Check("upgrade", "last upgrade", WARN, status.last.line(), data))
+    elif status.last is not None:
+        found.append(Check("upgrade", "last upgrade", OK, status.last.line(), data))
+    if status.pending is not None:
+        found.append(Check("upgrade", "trial", WARN,
+                           f"{status.pending.to_version} in slot {status.pending.to_slot} is on "
+                           "trial: kept after its first healthy boot", data))
+    if status.problem:
+        found.append(Check("upgrade", "slots", WARN, f"{slots} ({status.problem})", data))
+    else:
+        found.append(Check("upgrade", "slots", OK, slots, data))
+    return found
 
 
 @dataclass(frozen=True)

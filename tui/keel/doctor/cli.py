@@ -30,6 +30,7 @@ def run_doctor(as_json: bool, seconds: float) -> int:
                                   {"problems": err.error.lines()}))
     found += checks.check_boot(boot.read_record(engine.RUN_DIR))
     found += checks.check_kernel(kernel_feature_presence())
+    found += checks.check_upgrade(collect.upgrade())
     asked = model.tuning if model is not None else Tuning()
     found += checks.check_tuning(collect.tuning(), asked.governor,
                                  asked.max_cstate_latency_us if asked.hold_latency else None)

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from keel.upgrade.slots import UpgradeStatus
+
 import hashlib
 import json
 import time
@@ -68,3 +73,16 @@ def ruleset(model: RouterModel, runner: Runner, run_dir: Path) -> RulesetState:
 
 def tuning() -> CpuTuning:
     return read_tuning()
+
+
+def upgrade() -> UpgradeStatus | None:
+    """The slots and the last upgrade; None on a machine with no slots (no
+    rauc.slot= at boot: not a keel image, or a test host)."""
+    from keel.upgrade import slots, system
+
+    try:
+        if slots.booted_slot(system.cmdline()) is None:
+            return None
+        return system.read_status()
+    except OSError:
+        return None

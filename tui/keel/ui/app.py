@@ -77,8 +77,10 @@ TTY1_READY = Path("/run/keel/tty1-ui.ready")
 
 def mark_tty1_ready(path: Path = TTY1_READY) -> None:
     """The UI has drawn on tty1: one of the upgrade gate's health signs."""
+    from keel.system.console import on_tty1
+
     try:
-        if os.ttyname(0) == "/dev/tty1":
+        if on_tty1():
             path.write_text(f"{os.getpid()}\n")
     except OSError:
         pass
@@ -96,6 +98,7 @@ class KeelApp(App):
         Binding("h", "revisions", "revisions"),
         Binding("w", "setup", "setup wizard"),
         Binding("t", "peers", "tunnel peers and pairing"),
+        Binding("u", "upgrade", "upgrade: slots, install, rollback"),
         Binding("exclamation_mark,f10", "shell", "shell"),
         Binding("r", "poll_now", "poll now"),
     ]
@@ -188,6 +191,12 @@ class KeelApp(App):
 
         if not isinstance(self.screen, PeersScreen):
             self.push_screen(PeersScreen(id="peers-screen"))
+
+    def action_upgrade(self) -> None:
+        from keel.ui.upgrade import UpgradeScreen
+
+        if not isinstance(self.screen, UpgradeScreen):
+            self.push_screen(UpgradeScreen(id="upgrade-screen"))
 
     def action_access(self) -> None:
         if not isinstance(self.screen, AccessScreen):

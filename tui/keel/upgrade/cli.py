@@ -12,7 +12,6 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from keel.shown import shown
 
@@ -24,6 +23,17 @@ class TargetError(ValueError):
     pass
 
 
+def _named(char: str) -> str:
+    """A refused character in printable ASCII: a space by name, any other
+    (control, non-ASCII, even printable like "é") as its escape."""
+    if char == " ":
+        return "a space"
+    code = ord(char)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
 def check_target(text: str) -> str:
     """A bundle's path or http(s) URL, as typed or pasted: strict (printable
     ASCII, no spaces, bounded), or TargetError naming what is wrong."""
@@ -31,7 +41,7 @@ def check_target(text: str) -> str:
         raise TargetError(f"a bundle path or URL of 1 to {MAX_TARGET} characters")
     bad = next((c for c in text if not (33 <= ord(c) < 127)), None)
     if bad is not None:
-        raise TargetError(f"the bundle's name holds {shown(bad)}: not a path or URL")
+        raise TargetError(f"the bundle's name holds {_named(bad)}: not a path or URL")
     if "://" in text:
         scheme = text.split("://", 1)[0]
         if scheme not in ("http", "https"):
@@ -55,21 +65,6 @@ def add_upgrade_command(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _say_console(line: str) -> None:
-    print(line, flush=True)
-    try:
-        with open("/dev/console", "w") as console:
-            console.write(line + "\n")
-    except OSError:
-        pass
-
-
-def _reboot() -> None:
-    import subprocess
-
-    subprocess.run(["reboot"], check=False)
-
-
 def run(args: argparse.Namespace) -> int:
     from keel.upgrade.system import UpgradeError
 
@@ -79,9 +74,10 @@ def run(args: argparse.Namespace) -> int:
         if args.target == "rollback":
             return rollback(args.reboot)
         if args.target == "gate":
+            from keel.system.console import reboot, say
             from keel.upgrade.gate import run_gate
 
-            return run_gate(_say_console, _reboot)
+            return run_gate(say, reboot)
         return upgrade(check_target(args.target), args.reboot)
     except (UpgradeError, TargetError) as err:
         print(f"keel upgrade: {err}", file=sys.stderr)
@@ -134,53 +130,29 @@ def _progress_printer() -> Callable[[int, str], None]:
 
 
 def upgrade(target: str, reboot: bool) -> int:
-    from keel.upgrade import system
-    from keel.upgrade.record import Pending, Records
-    from keel.version import image_version
+    from keel.upgrade.flow import install_bundle
 
-    if "://" not in target and not Path(target).is_file():
-        raise system.UpgradeError(f"no bundle at {shown(target)}")
-    st = system.read_status()
-    other = st.other()
-    if st.booted is None or other is None:
-        raise system.UpgradeError("cannot tell which slot is running (no rauc.slot= at boot)")
-    print(f"checking {shown(target)}: signature and compatible ...", flush=True)
-    info = system.bundle_info(target)
-    ours = system.compatible()
-    if info.compatible != ours:
-        raise system.UpgradeError(f"bundle is for {shown(info.compatible)}, "
-                                  f"this router is {ours}: refused, nothing written")
-    peers = system.sessions()
-    print(f"installing keel {shown(info.version)} into slot {other.name} "
-          f"(running: {image_version()} in slot {st.booted})", flush=True)
-    system.install(target, _progress_printer())
-    Records().set_pending(Pending(st.booted, other.name, image_version(), info.version, peers))
-    print(f"installed. The next boot starts slot {other.name}; keel keeps it once the "
-          f"router is healthy ({', '.join(n for _, n in peers) or 'no tunnel peers'} to "
-          "come back), else boots slot " + st.booted + " again.")
+    pending = install_bundle(target, _progress_printer(), lambda line: print(line, flush=True))
+    peers = ", ".join(n for _, n in pending.peers) or "no tunnel peers"
+    print(f"installed. The next boot starts slot {pending.to_slot}; keel keeps it once the "
+          f"router is healthy ({peers} to come back), else boots slot "
+          f"{pending.from_slot} again.")
     if reboot or _ask("reboot now?"):
+        from keel.system.console import reboot as reboot_now
+
         print("rebooting", flush=True)
-        _reboot()
+        reboot_now()
     return 0
 
 
 def rollback(reboot: bool) -> int:
-    from keel.upgrade import system
-    from keel.upgrade.record import Outcome, Records
+    from keel.upgrade.flow import roll_back
 
-    st = system.read_status()
-    other = st.other()
-    if other is None or not other.version:
-        raise system.UpgradeError("the other slot holds no keel to roll back to")
-    if other.state == "bad":
-        raise system.UpgradeError(f"slot {other.name} ({other.version}) was rolled back "
-                                  "as unhealthy; install a bundle instead")
-    system.mark("active", "other")
-    records = Records()
-    records.clear_pending()
-    records.set_last(Outcome("rollback", other.name, other.version))
+    other = roll_back()
     print(f"the next boot starts slot {other.name} ({other.version})")
     if reboot or _ask("reboot now?"):
+        from keel.system.console import reboot as reboot_now
+
         print("rebooting", flush=True)
-        _reboot()
+        reboot_now()
     return 0

@@ -83,10 +83,6 @@ def fell_back(pending: Pending, booted: str, last: Outcome | None) -> Outcome:
 
 # --- the real side ----------------------------------------------------------
 
-def uptime() -> float:
-    return float(Path("/proc/uptime").read_text().split()[0])
-
-
 def alive(pidfile: Path) -> bool:
     try:
         os.kill(int(pidfile.read_text().strip()), 0)
@@ -97,6 +93,7 @@ def alive(pidfile: Path) -> bool:
 
 def observe() -> Observation:
     from keel.apply.boot import read_record
+    from keel.system.console import uptime
     from keel.upgrade.system import sessions
 
     return Observation(uptime=uptime(), apply=read_record(Path("/run/keel")),
@@ -110,7 +107,7 @@ def run_gate(say: Callable[[str], None], reboot: Callable[[], None],
     from keel.upgrade import slots, system
 
     records = records or Records()
-    booted = slots.booted_slot(system.CMDLINE.read_text())
+    booted = slots.booted_slot(system.cmdline())
     if booted is None:
         say("upgrade gate: no rauc.slot= on the kernel command line; nothing to mark")
         return 1

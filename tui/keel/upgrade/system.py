@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from keel.system.console import cmdline
 from keel.thresholds import HANDSHAKE_STALE_S
 from keel.upgrade import grubenv, slots
 from keel.upgrade.record import Records
@@ -18,7 +19,6 @@ from keel.version import image_version
 
 GRUBENV = Path("/boot/EFI/BOOT/grubenv")
 SYSTEM_CONF = Path("/etc/rauc/system.conf")
-CMDLINE = Path("/proc/cmdline")
 # what RAUC needs of the kernel to open a verity bundle (keel.kernel_features
 # lists them; the Debian kernel has them as modules)
 MODULES = ("loop", "dm_mod", "dm_verity")
@@ -133,7 +133,7 @@ def read_env() -> grubenv.BootEnv:
 def read_status(records: Records | None = None) -> slots.UpgradeStatus:
     records = records or Records()
     problems = []
-    booted = slots.booted_slot(CMDLINE.read_text())
+    booted = slots.booted_slot(cmdline())
     try:
         env = read_env()
     except grubenv.GrubenvError as err:

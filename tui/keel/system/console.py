@@ -1,0 +1,45 @@
+"""The machine's console and power: which tty this process runs on, a line
+for the system console, the time since boot, a reboot."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+CONSOLE = Path("/dev/console")
+UPTIME = Path("/proc/uptime")
+CMDLINE = Path("/proc/cmdline")
+TTY1 = "/dev/tty1"
+
+
+def on_tty1() -> bool:
+    """This process's standard input is tty1 (the console UI as init starts it)."""
+    try:
+        return os.ttyname(0) == TTY1
+    except OSError:
+        return False
+
+
+def say(line: str) -> None:
+    """A line on the system console (the serial console too), and on stdout."""
+    print(line, flush=True)
+    try:
+        with open(CONSOLE, "w") as console:
+            console.write(line + "\n")
+    except OSError:
+        pass
+
+
+def uptime() -> float:
+    """Seconds since the kernel started."""
+    return float(UPTIME.read_text().split()[0])
+
+
+def cmdline() -> str:
+    return CMDLINE.read_text()
+
+
+def reboot() -> None:
+    """Reboot through init (its scripts stop the services, /data is unmounted)."""
+    subprocess.run(["reboot"], check=False)
