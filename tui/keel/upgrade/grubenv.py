@@ -61,8 +61,8 @@ def parse(data: bytes) -> BootEnv:
         raise GrubenvError("grubenv does not start with GRUB's header")
     values: dict[str, str] = {}
     for n, line in enumerate(lines[1:], start=2):
-        if not line or set(line) == {"#"}:
-            continue
+        if not line or line.startswith("#"):
+            continue  # GRUB's padding, and comments (Debian's grub-editenv writes one)
         key, sep, value = line.partition("=")
         if not sep or not key.replace("_", "").isalnum():
             raise GrubenvError(f"grubenv line {n}: not KEY=VALUE")

@@ -44,6 +44,8 @@ class Pending:
         peers = data.get("peers", [])
         if not isinstance(peers, list) or len(peers) > 256:
             raise ValueError("peers is not a list")
+        if not all(isinstance(p, list) and len(p) == 2 for p in peers):
+            raise ValueError("a peer is not [key, name]")
         return cls(_text(data["from_slot"], "from_slot"), _text(data["to_slot"], "to_slot"),
                    _text(data["from_version"], "from_version"),
                    _text(data["to_version"], "to_version"),
@@ -82,7 +84,7 @@ class Records:
     def _read(self, name: str) -> dict[str, Any] | None:
         try:
             data = json.loads((self.dir / name).read_text())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return None
         return data if isinstance(data, dict) else None
 
@@ -94,7 +96,7 @@ class Records:
         data = self._read(PENDING)
         try:
             return None if data is None else Pending.from_dict(data)
-        except (KeyError, ValueError, TypeError):
+        except (KeyError, ValueError, TypeError, OverflowError):
             return None
 
     def set_pending(self, pending: Pending) -> None:
@@ -107,7 +109,7 @@ class Records:
         data = self._read(LAST)
         try:
             return None if data is None else Outcome.from_dict(data)
-        except (KeyError, ValueError, TypeError):
+        except (KeyError, ValueError, TypeError, OverflowError):
             return None
 
     def set_last(self, outcome: Outcome) -> None:

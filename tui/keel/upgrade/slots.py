@@ -67,6 +67,8 @@ def parse_rauc_versions(text: str) -> dict[str, str]:
         data = json.loads(text)
     except ValueError as err:
         raise StatusError(f"rauc status is not JSON: {err}") from None
+    except RecursionError:
+        raise StatusError("rauc status is not JSON: nested too deep") from None
     slots = data.get("slots") if isinstance(data, dict) else None
     if not isinstance(slots, list):
         raise StatusError("rauc status has no slot list")

@@ -1,0 +1,159 @@
+"""The health gate's decision on a trial boot (keep, roll back, wait), one
+rule at a time, and the outcome recorded when the trial's slot never came up."""
+
+from __future__ import annotations
+
+import pytest
+
+from keel.apply.boot import BootRecord, Failure
+from keel.thresholds import UPGRADE_BOOT_TRIES, UPGRADE_HANDSHAKE_WAIT_S, UPGRADE_SEEN_S
+from keel.upgrade.gate import Observation, Verdict, fell_back, judge
+from keel.upgrade.record import Outcome, Pending
+
+USER = "/data/keel/keel.toml"
+HUB = ("hQ2m1X0Z+hubpublickey000000000000000000000000=", "hub")
+SITE = ("sT4b0Y9W+sitepublickey00000000000000000000000=", "site-b")
+APPLIED = BootRecord(USER, at=5.0)
+
+
+def seen(uptime: float = 30.0, apply: BootRecord | None = APPLIED, ui_seen: bool = True,
+         stall_running: bool = True, sessions: tuple[str, ...] = (HUB[0],)) -> Observation:
+    """A healthy trial boot at `uptime`, but for what the test changes."""
+    return Observation(uptime=uptime, apply=apply, ui_seen=ui_seen,
+                       stall_running=stall_running, sessions=frozenset(sessions))
+
+
+def test_thresholds_as_documented() -> None:
+    """grub.cfg.in and the gate's messages name these figures."""
+    assert (UPGRADE_SEEN_S, UPGRADE_HANDSHAKE_WAIT_S, UPGRADE_BOOT_TRIES) == (120, 180, 3)
+    assert UPGRADE_SEEN_S < UPGRADE_HANDSHAKE_WAIT_S
+
+
+# --- each rule ----------------------------------------------------------------------
+def test_all_healthy_is_kept() -> None:
+    assert judge(seen(), (HUB,)) == Verdict("keep")
+
+
+def test_no_peers_before_the_upgrade_is_kept_at_once() -> None:
+    assert judge(seen(uptime=8.0, sessions=()), ()) == Verdict("keep")
+
+
+def test_apply_not_ended_waits_then_rolls_back() -> None:
+    assert judge(seen(uptime=UPGRADE_SEEN_S - 0.1, apply=None), (HUB,)) == Verdict("wait")
+    assert judge(seen(uptime=UPGRADE_SEEN_S, apply=None), (HUB,)) == Verdict(
+        "roll back", "keel apply --boot did not end in 120 s")
+
+
+def test_apply_could_apply_nothing() -> None:
+    record = BootRecord(None, (Failure(USER, "TOML syntax error at line 1"),
+                               Failure("/etc/keel/keel.toml", "wan.mode: must be one of")))
+    verdict = judge(seen(uptime=3.0, apply=record), (HUB,))
+    assert verdict == Verdict("roll back", "keel apply --boot could apply no config")
+
+
+def test_apply_fell_back_names_the_failed_source() -> None:
+    record = BootRecord("revision 7", (Failure(USER, "TOML syntax error at line 1"),))
+    verdict = judge(seen(uptime=3.0, apply=record), (HUB,))
+    assert verdict == Verdict("roll back", "keel apply --boot fell back to revision 7: "
+                                           f"{USER}: TOML syntax error at line 1")
+
+
+def test_apply_fell_back_twice_names_the_first() -> None:
+    record = BootRecord("/etc/keel/keel.toml", (Failure(USER, "not UTF-8 text"),
+                                                Failure("revision 7", "larger than 1 MiB")))
+    verdict = judge(seen(apply=record), (HUB,))
+    assert verdict.decision == "roll back"
+    assert verdict.reason == (f"keel apply --boot fell back to /etc/keel/keel.toml: "
+                              f"{USER}: not UTF-8 text")
+
+
+def test_stall_meter_waits_then_rolls_back() -> None:
+    assert judge(seen(uptime=60.0, stall_running=False), (HUB,)) == Verdict("wait")
+    assert judge(seen(uptime=UPGRADE_SEEN_S, stall_running=False), (HUB,)) == Verdict(
+        "roll back", "the stall meter is not running")
+
+
+def test_console_ui_waits_then_rolls_back() -> None:
+    assert judge(seen(uptime=60.0, ui_seen=False), (HUB,)) == Verdict("wait")
+    assert judge(seen(uptime=UPGRADE_SEEN_S + 30, ui_seen=False), (HUB,)) == Verdict(
+        "roll back", "the console UI did not start on tty1")
+
+
+def test_missing_peer_waits_for_the_handshake_window() -> None:
+    for uptime in (10.0, UPGRADE_SEEN_S, UPGRADE_HANDSHAKE_WAIT_S - 0.5):
+        assert judge(seen(uptime=uptime, sessions=()), (HUB,)) == Verdict("wait"), uptime
+    assert judge(seen(uptime=UPGRADE_HANDSHAKE_WAIT_S, sessions=()), (HUB,)) == Verdict(
+        "roll back", "no handshake with hub in 180 s")
+
+
+def test_missing_peers_are_all_named() -> None:
+    verdict = judge(seen(uptime=400.0, sessions=()), (HUB, SITE))
+    assert verdict == Verdict("roll back", "no handshake with hub, site-b in 180 s")
+    verdict = judge(seen(uptime=400.0, sessions=(HUB[0],)), (HUB, SITE))
+    assert verdict == Verdict("roll back", "no handshake with site-b in 180 s")
+
+
+def test_peer_back_in_time_is_kept() -> None:
+    assert judge(seen(uptime=UPGRADE_HANDSHAKE_WAIT_S - 1, sessions=(HUB[0], SITE[0])),
+                 (HUB, SITE)) == Verdict("keep")
+
+
+def test_new_peers_do_not_count() -> None:
+    """Only the peers with a session before the upgrade are waited for."""
+    assert judge(seen(sessions=(HUB[0], "someone-else=")), (HUB,)) == Verdict("keep")
+
+
+# --- which rule speaks first --------------------------------------------------------
+@pytest.mark.parametrize(("obs", "reason"), [
+    (seen(uptime=500.0, apply=None, ui_seen=False, stall_running=False, sessions=()),
+     "keel apply --boot did not end in 120 s"),
+    (seen(uptime=500.0, apply=BootRecord(None), ui_seen=False, stall_running=False,
+          sessions=()),
+     "keel apply --boot could apply no config"),
+    (seen(uptime=500.0, apply=BootRecord("revision 2", (Failure(USER, "bad"),)),
+          ui_seen=False, stall_running=False, sessions=()),
+     f"keel apply --boot fell back to revision 2: {USER}: bad"),
+    (seen(uptime=500.0, ui_seen=False, stall_running=False, sessions=()),
+     "the stall meter is not running"),
+    (seen(uptime=500.0, ui_seen=False, sessions=()), "the console UI did not start on tty1"),
+    (seen(uptime=500.0, sessions=()), "no handshake with hub in 180 s"),
+])
+def test_first_failing_rule_gives_the_reason(obs: Observation, reason: str) -> None:
+    assert judge(obs, (HUB,)) == Verdict("roll back", reason)
+
+
+def test_a_failed_apply_does_not_wait() -> None:
+    """A fallback is final: no reason to wait for anything else."""
+    obs = seen(uptime=1.0, apply=BootRecord("revision 2", (Failure(USER, "bad"),)),
+               ui_seen=False, stall_running=False, sessions=())
+    assert judge(obs, (HUB,)).decision == "roll back"
+
+
+# --- fell_back: the trial's slot did not boot ----------------------------------------
+PENDING = Pending("A", "B", "0.1.0", "0.4.0", (HUB,), at=1000.0)
+SPENT = ("slot B did not come up (3 boots without reaching the health gate: "
+         "a kernel panic or hang)")
+
+
+def test_gate_reason_is_kept_when_newer_than_the_trial() -> None:
+    said = Outcome("rolled back", "A", "0.4.0", "no handshake with hub in 180 s", at=1300.0)
+    assert fell_back(PENDING, "A", said) is said
+
+
+def test_gate_reason_at_the_same_second_is_kept() -> None:
+    said = Outcome("rolled back", "A", "0.4.0", "the stall meter is not running", at=1000.0)
+    assert fell_back(PENDING, "A", said) is said
+
+
+@pytest.mark.parametrize("last", [
+    None,
+    Outcome("rolled back", "A", "0.3.0", "no handshake with hub in 180 s", at=900.0),
+    Outcome("kept", "B", "0.3.0", at=1300.0),
+    Outcome("rollback", "A", "0.1.0", at=1300.0),
+], ids=["no record", "older rollback", "kept", "user rollback"])
+def test_otherwise_the_three_boots_are_named(last: Outcome | None) -> None:
+    outcome = fell_back(PENDING, "A", last)
+    assert (outcome.result, outcome.slot, outcome.version, outcome.reason) == (
+        "rolled back", "A", "0.4.0", SPENT)
+    assert outcome.line() == f"upgrade to 0.4.0 rolled back: {SPENT}"
+    assert outcome.at >= PENDING.at
