@@ -42,10 +42,14 @@ def check_target(text: str) -> str:
     bad = next((c for c in text if not (33 <= ord(c) < 127)), None)
     if bad is not None:
         raise TargetError(f"the bundle's name holds {_named(bad)}: not a path or URL")
+    if text.startswith("-"):  # rauc would read it as an option
+        raise TargetError(f"{shown(text)} starts with '-': write ./{shown(text)}")
     if "://" in text:
-        scheme = text.split("://", 1)[0]
+        scheme, _, rest = text.partition("://")
         if scheme not in ("http", "https"):
             raise TargetError(f"{shown(scheme)}:// is not http:// or https://")
+        if not rest.split("/", 1)[0]:
+            raise TargetError(f"{shown(text)} names no host")
         return text
     if not text.endswith(".raucb"):
         raise TargetError(f"{shown(text)} is not a .raucb bundle")
