@@ -11,12 +11,13 @@ import sys
 import time
 
 # (module, arguments): the lab scenarios, where CAKE sits, the starving VPS,
-# the boot, the console UI's own cost
+# the boot, an upgrade, the console UI's own cost
 BENCHES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("bench.run", ()),
     ("bench.cake_placement", ()),
     ("bench.starving", ()),
     ("bench.boot", ()),
+    ("bench.upgrade", ()),
     ("tests.ui.bench_ui", ("--seconds", "60")),
 )
 
