@@ -180,7 +180,8 @@ class DashboardScreen(PollingScreen):
     PANELS: ClassVar[dict[str, Callable[[Any], list[Text]]]] = {
         "verdict": panels.verdict_lines, "tunnel": panels.tunnel_lines,
         "cpu": panels.cpu_lines, "cake": panels.cake_lines, "tuning": panels.tuning_lines}
-    KEYS = "[s]elftest [v]erdicts [c]onfig [h]istory [t]unnel [w]izard [p]access [!] [q]uit"
+    # 80 columns: [w]izard (its key still works) gave its place to [u]pgrade
+    KEYS = "[s]elftest [v]erdicts [c]onfig [h]istory [t]unnel [u]pgrade [p]access [!] [q]uit"
     # one grid, no rows of containers: every container under a panel is one
     # more layer the compositor renders under each change. Three columns: the
     # side panels span the last one (TUNING) or two (CPU).
