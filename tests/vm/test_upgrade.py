@@ -50,6 +50,7 @@ def lab(make_module_lab, tmp_path_factory):
     # an SSH key: both must come through every upgrade
     edge.check("keel access no-password")
     edge.check(f"keel access keys add '{key} upgrade-lab'")
+    edge.check("keel apply", 60)  # which writes the key for SSH (/data/keel/ssh)
     edge.check(MOUNT)
     return rl, made
 
