@@ -111,6 +111,9 @@ def run_gate(say: Callable[[str], None], reboot: Callable[[], None],
     if booted is None:
         say("upgrade gate: no rauc.slot= on the kernel command line; nothing to mark")
         return 1
+    from keel.version import image_version
+
+    records.note_version(booted, image_version())
     pending = records.pending()
     if pending is not None and pending.to_slot != booted:
         outcome = fell_back(pending, booted, records.last())

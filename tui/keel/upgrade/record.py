@@ -3,6 +3,7 @@ versions read it): the trial in progress, and how the last one ended.
 
   /data/keel/upgrade/pending.json   written by `keel upgrade` before the reboot
   /data/keel/upgrade/last.json      the last outcome, for status, doctor and UI
+  /data/keel/upgrade/versions.json  the version each slot ran at its last boot
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from keel.state.revisions import atomic_write
 DIR = Path("/data/keel/upgrade")
 PENDING = "pending.json"
 LAST = "last.json"
+VERSIONS = "versions.json"
 MAX_TEXT = 200
 
 
@@ -114,3 +116,15 @@ class Records:
 
     def set_last(self, outcome: Outcome) -> None:
         self._write(LAST, asdict(outcome))
+
+    def versions(self) -> dict[str, str]:
+        """The version each slot ran when it last booted (the slot as
+        flashed has no bundle for RAUC to remember)."""
+        data = self._read(VERSIONS) or {}
+        return {k: v for k, v in data.items()
+                if k in ("A", "B") and isinstance(v, str) and len(v) <= MAX_TEXT}
+
+    def note_version(self, slot: str, version: str) -> None:
+        known = self.versions()
+        if known.get(slot) != version:
+            self._write(VERSIONS, {**known, slot: version})

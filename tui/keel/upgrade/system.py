@@ -144,6 +144,8 @@ def read_status(records: Records | None = None) -> slots.UpgradeStatus:
     except (UpgradeError, slots.StatusError) as err:
         versions = {}
         problems.append(str(err))
+    # RAUC knows what it installed; keel what each slot ran (slot A as flashed)
+    versions = {**records.versions(), **versions}
     return slots.build(booted, env, versions, image_version(), records.pending(),
                        records.last(), "; ".join(problems))
 
