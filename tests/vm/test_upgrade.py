@@ -58,7 +58,11 @@ def lab(make_module_lab, tmp_path_factory):
 
 
 def status(edge: Guest) -> dict:
-    return edge.json("keel upgrade status --json", 60)
+    """keel upgrade status --json; less the gate's own line, which it writes
+    to the console (this serial line) when it decides, maybe amid the output."""
+    out = edge.check("keel upgrade status --json", 60)
+    return json.loads("\n".join(x for x in out.splitlines()
+                                if not x.startswith("keel: upgrade to ")))
 
 
 def slot_and_version(edge: Guest) -> tuple[str, str]:
