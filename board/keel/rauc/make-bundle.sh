@@ -39,5 +39,6 @@ filename=boot.vfat
 MANIFEST
 rm -f "$OUTPUT"
 mkdir -p "$(dirname "$OUTPUT")"
-rauc bundle --cert="$CERT" --key="$KEY" "$tmp/bundle" "$OUTPUT" >/dev/null
+rauc bundle --cert="$CERT" --key="$KEY" --keyring="$CERT" "$tmp/bundle" "$OUTPUT" >/dev/null 2>"$tmp/log" ||
+	{ cat "$tmp/log" >&2; exit 1; }
 echo "make-bundle: $OUTPUT (keel $version for $compatible, $(du -h "$OUTPUT" | cut -f1))"
