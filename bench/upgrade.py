@@ -69,7 +69,7 @@ def main() -> int:
                               "&& echo kept", 240, every=3)
         finally:
             lab.close()
-    print(f"\nupgrade to {made.new_version} (slot {slot}, {kept.strip()}); bundle "
+    print(f"\nupgrade to {made.new_version} (slot {slot}, {kept.strip().splitlines()[-1]}); bundle "
           f"{size / 1e6:.0f} MB")
     rows = [("verify (rauc info)", verify), ("install (keel upgrade - verify)", total - verify),
             ("reboot: command -> new kernel", kernel_at),
