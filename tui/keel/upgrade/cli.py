@@ -95,15 +95,16 @@ def status(as_json: bool) -> int:
     if as_json:
         print(json.dumps(st.as_dict(), indent=2))
         return 0
+    # versions and reasons come from bundles and /data: shown escaped
     for slot in st.slots:
-        print(slot.line())
+        print(shown(slot.line()))
     if st.pending is not None:
-        print(f"pending: {st.pending.to_version} in slot {st.pending.to_slot}, "
-              "kept after its first healthy boot")
+        print(shown(f"pending: {st.pending.to_version} in slot {st.pending.to_slot}, "
+                    "kept after its first healthy boot"))
     if st.last is not None:
-        print(f"last: {st.last.line()}")
+        print(shown(f"last: {st.last.line()}"))
     if st.problem:
-        print(f"problem: {st.problem}")
+        print(shown(f"problem: {st.problem}"))
     return 0
 
 
@@ -138,14 +139,18 @@ def upgrade(target: str, reboot: bool) -> int:
 
     pending = install_bundle(target, _progress_printer(), lambda line: print(line, flush=True))
     peers = ", ".join(n for _, n in pending.peers) or "no tunnel peers"
-    print(f"installed. The next boot starts slot {pending.to_slot}; keel keeps it once the "
-          f"router is healthy ({peers} to come back), else boots slot "
-          f"{pending.from_slot} again.")
-    if reboot or _ask("reboot now?"):
-        from keel.system.console import reboot as reboot_now
+    print(shown(f"installed. The next boot starts slot {pending.to_slot}; keel keeps it once "
+                f"the router is healthy ({peers} to come back), else boots slot "
+                f"{pending.from_slot} again."))
+    return _reboot(reboot)
+
+
+def _reboot(without_asking: bool) -> int:
+    if without_asking or _ask("reboot now?"):
+        from keel.system.console import reboot
 
         print("rebooting", flush=True)
-        reboot_now()
+        reboot()
     return 0
 
 
@@ -153,10 +158,5 @@ def rollback(reboot: bool) -> int:
     from keel.upgrade.flow import roll_back
 
     other = roll_back()
-    print(f"the next boot starts slot {other.name} ({other.version})")
-    if reboot or _ask("reboot now?"):
-        from keel.system.console import reboot as reboot_now
-
-        print("rebooting", flush=True)
-        reboot_now()
-    return 0
+    print(shown(f"the next boot starts slot {other.name} ({other.version})"))
+    return _reboot(reboot)

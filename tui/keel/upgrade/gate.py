@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from keel.apply.boot import BootRecord
+from keel.shown import shown
 from keel.thresholds import UPGRADE_BOOT_TRIES, UPGRADE_HANDSHAKE_WAIT_S, UPGRADE_SEEN_S
 from keel.upgrade.record import Outcome, Pending, Records
 
@@ -121,7 +122,7 @@ def run_gate(say: Callable[[str], None], reboot: Callable[[], None],
         records.clear_pending()
         system.mark("bad", "other")
         system.mark("active", "booted")
-        say(f"keel: {outcome.line()}")
+        say(shown(f"keel: {outcome.line()}"))
         return 0
     while True:
         obs = observe()
@@ -136,7 +137,7 @@ def run_gate(say: Callable[[str], None], reboot: Callable[[], None],
                 outcome = Outcome("kept", booted, pending.to_version)
                 records.set_last(outcome)
                 records.clear_pending()
-                say(f"keel: {outcome.line()}")
+                say(shown(f"keel: {outcome.line()}"))
                 return 0
             if verdict.decision == "roll back":
                 outcome = Outcome("rolled back", pending.from_slot, pending.to_version,
@@ -145,7 +146,7 @@ def run_gate(say: Callable[[str], None], reboot: Callable[[], None],
                 records.clear_pending()
                 system.mark("bad", "booted")
                 system.mark("active", "other")
-                say(f"keel: {outcome.line()}; rebooting into slot {pending.from_slot}")
+                say(shown(f"keel: {outcome.line()}; rebooting into slot {pending.from_slot}"))
                 reboot()
                 return 0
         time.sleep(every)

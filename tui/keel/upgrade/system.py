@@ -4,6 +4,7 @@ here is reached through a shell: argv lists only."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import time
@@ -91,8 +92,6 @@ def bundle_info(path: str) -> BundleInfo:
     """The bundle's compatible and version, its signature checked against the
     image's keyring (rauc info refuses a bad signature or a damaged file)."""
     load_modules()
-    import json
-
     text = rauc("info", "--output-format=json", path, timeout=300)
     try:
         data = json.loads(text)
