@@ -1,8 +1,8 @@
 """`keel apply --boot` survives anything: a failure at any stage (reading,
 decoding, parsing, validating, rendering, checking, applying) of one config
-moves on to the next (the user's, the last recorded revision, the shipped
-default), says which file failed and why in one line, and leaves a record
-that `keel doctor` shows."""
+moves on to the next (the user's, the last recorded revision, the earlier
+revisions newest first, the shipped default), says which file failed and why
+in one line, and leaves a record that `keel doctor` shows."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from keel.apply import boot, engine
 from keel.config import paths
 from keel.doctor.checks import FAIL, OK, WARN, check_boot
+from keel.state.revisions import RevisionStore
 from tests.unit.apply.fake_router import FAKE_PRIVATE_KEY, FakeRouter, fake_router
 
 DEFAULT = (paths.example_text("edge").split("[wireguard]")[0]
@@ -176,8 +177,6 @@ def test_no_user_config_and_no_revision_boots_the_default():
 
 
 def test_a_broken_revision_store_does_not_stop_the_boot(monkeypatch):
-    from keel.state.revisions import RevisionStore
-
     def broken(self):
         raise PermissionError(13, "Permission denied")
 
@@ -188,8 +187,25 @@ def test_a_broken_revision_store_does_not_stop_the_boot(monkeypatch):
         assert router.said[-1] == f"keel: applied {router.default} (fallback; `keel doctor` " \
                                   "says why)"
         record = boot.read_record(router.run_dir)
-        assert [f.source for f in record.failures] == ["the last recorded revision",
-                                                       str(router.user)]
+        assert [f.source for f in record.failures] == [str(router.user),
+                                                       "the last recorded revision"]
+        assert failure_lines(router)[1] == (
+            "keel: the last recorded revision failed: PermissionError: [Errno 13] Permission "
+            f"denied; trying {router.default}")
+
+
+def test_the_store_is_not_read_when_the_users_config_applies(monkeypatch):
+    def broken(self):
+        raise PermissionError(13, "Permission denied")
+
+    with fake_router(DEFAULT) as router:
+        monkeypatch.setattr(RevisionStore, "list", broken)
+        monkeypatch.setattr(RevisionStore, "current", broken)
+        monkeypatch.setattr(RevisionStore, "record", broken)
+        router.user.write_text(USER)
+        assert router.boot() == 0
+        assert router.said[-1] == f"keel: applied {router.user}"
+        assert boot.read_record(router.run_dir).failures == ()
 
 
 def test_a_broken_key_file_stops_only_configs_with_a_tunnel():
@@ -235,3 +251,161 @@ def test_the_record_is_read_back_only_when_it_makes_sense(tmp_path):
     (tmp_path / boot.RECORD_NAME).write_text(json.dumps({"applied": "x", "failures": [1]}))
     assert boot.read_record(tmp_path) is None
     assert check_boot(None) == []
+
+
+# --- after a rollback to an older keel: the earlier revisions ---------------------
+# keys a newer keel wrote, that this one does not know
+NEWER = DEFAULT.replace("[system]\n", '[system]\nzone = "Europe/Paris"\n')
+NEWEST = NEWER.replace('hostname = "edge"', 'hostname = "newest"')
+
+
+def named(text: str, hostname: str) -> str:
+    return text.replace('hostname = "edge"', f'hostname = "{hostname}"')
+
+
+def chain_said(router: FakeRouter) -> list[tuple[str, str]]:
+    """The failure lines on the console: (what failed, what came next)."""
+    return [(line.removeprefix("keel: ").split(" failed: ")[0], line.rsplit("; ", 1)[1])
+            for line in failure_lines(router)]
+
+
+def test_the_newest_older_revision_this_version_reads_is_applied():
+    with fake_router(DEFAULT) as router:
+        for text in (named(DEFAULT, "first"), GOOD, named(NEWER, "three"), NEWEST):
+            router.revisions.record(text, "an apply")
+        router.user.write_text(named(NEWER, "user"))
+        assert router.boot() == 0
+        assert hostname_applied(router) == "good"
+        assert chain_said(router) == [(str(router.user), "trying revision 4"),
+                                      ("revision 4", "trying revision 3"),
+                                      ("revision 3", "trying revision 2")]
+        assert all(line.endswith("system.zone: unknown key; trying revision " + n)
+                   for line, n in zip(failure_lines(router), "432", strict=True))
+        assert router.said[-1] == "keel: applied revision 2 (fallback; `keel doctor` says why)"
+        record = boot.read_record(router.run_dir)
+        assert record.applied == "revision 2"
+        assert [f.source for f in record.failures] == [str(router.user), "revision 4",
+                                                       "revision 3"]
+        # recorded as the revision in force, as a rollback is: nothing rewritten,
+        # the user's config (the newer keel's) left as it is
+        current = router.revisions.current()
+        assert (current.number, current.note) == (5, "boot: fell back to revision 2")
+        assert current.text() == GOOD
+        assert [r.text() for r in router.revisions.list()[:4]] == [
+            named(DEFAULT, "first"), GOOD, named(NEWER, "three"), NEWEST]
+        assert router.user.read_text() == named(NEWER, "user")
+
+
+def test_the_next_boot_starts_from_the_revision_the_last_one_fell_back_to():
+    with fake_router(DEFAULT) as router:
+        for text in (GOOD, NEWEST):
+            router.revisions.record(text, "an apply")
+        router.user.write_text(NEWEST)
+        assert router.boot() == 0
+        router.said.clear()
+        assert router.boot() == 0
+        assert chain_said(router) == [(str(router.user), "trying revision 3")]
+        assert router.said[-1] == "keel: applied revision 3 (fallback; `keel doctor` says why)"
+        assert len(router.revisions.list()) == 3  # nothing recorded again
+
+
+def test_a_text_already_tried_is_not_tried_again():
+    # a valid text the system refuses (CAKE at 4600 kbit/s): the user's, and
+    # revisions 2, 4 and 5; revision 3 is broken, and so is 6, the same text
+    refused = USER.replace("upload_kbit = 4500", "upload_kbit = 4600")
+    with fake_router(DEFAULT, fails=lambda argv: "4600kbit" in argv) as router:
+        for text in (GOOD, refused, "[wan\n", refused, refused, "[wan\n"):
+            router.revisions.record(text, "an apply")
+        router.revisions.set_current(6)
+        router.user.write_text(refused)
+        assert router.boot() == 0
+        assert chain_said(router) == [(str(router.user), "trying revision 6"),
+                                      ("revision 6", "trying revision 1")]
+        assert router.said[-1] == "keel: applied revision 1 (fallback; `keel doctor` says why)"
+        assert len([argv for argv in router.ran("tc") if "4600kbit" in argv]) == 1
+        assert hostname_applied(router) == "good"
+
+
+def test_revisions_after_the_current_one_are_not_tried():
+    with fake_router(DEFAULT) as router:
+        for text in (NEWEST, GOOD, named(DEFAULT, "later")):
+            router.revisions.record(text, "an apply")
+        router.revisions.set_current(1)
+        router.user.write_text("[wan\n")
+        assert router.boot() == 0
+        assert chain_said(router) == [(str(router.user), "trying revision 1"),
+                                      ("revision 1", f"trying {router.default}")]
+        assert hostname_applied(router) == "edge"
+
+
+def test_without_a_current_revision_the_newest_is_tried_first():
+    with fake_router(DEFAULT) as router:
+        for text in (GOOD, NEWEST):
+            router.revisions.record(text, "an apply")
+        (router.revisions.root / "current").unlink()
+        router.user.write_text("[wan\n")
+        assert router.boot() == 0
+        assert chain_said(router) == [(str(router.user), "trying revision 2"),
+                                      ("revision 2", "trying revision 1")]
+        assert hostname_applied(router) == "good"
+
+
+def test_at_most_max_revisions_are_tried():
+    with fake_router(DEFAULT) as router:
+        router.revisions.record(GOOD, "an apply")  # readable, but too old
+        broken = [named(NEWER, f"n{n}") for n in range(boot.MAX_REVISIONS + 2)]
+        for text in broken:
+            router.revisions.record(text, "an apply")
+        router.user.write_text("[wan\n")
+        assert router.boot() == 0
+        newest = len(broken) + 1
+        tried = [f"revision {n}" for n in range(newest, newest - boot.MAX_REVISIONS, -1)]
+        assert [name for name, _ in chain_said(router)] == [str(router.user), *tried]
+        assert chain_said(router)[-1][1] == f"trying {router.default}"
+        assert hostname_applied(router) == "edge"
+        assert boot.read_record(router.run_dir).applied == str(router.default)
+
+
+def test_an_unreadable_revision_is_one_failure_line():
+    with fake_router(DEFAULT) as router:
+        for text in (GOOD, NEWEST, NEWEST + "# again\n"):
+            router.revisions.record(text, "an apply")
+        path = router.revisions.get(2).path
+        path.unlink()
+        path.mkdir()
+        router.user.write_text("[wan\n")
+        assert router.boot() == 0
+        assert chain_said(router) == [(str(router.user), "trying revision 3"),
+                                      ("revision 3", "trying revision 2"),
+                                      ("revision 2", "trying revision 1")]
+        assert failure_lines(router)[2].startswith("keel: revision 2 failed: cannot read: ")
+        assert hostname_applied(router) == "good"
+
+
+@pytest.mark.parametrize("current_works", [False, True])
+def test_a_store_whose_list_fails_still_reaches_the_default(monkeypatch, current_works):
+    with fake_router(DEFAULT) as router:
+        for text in (GOOD, NEWEST):
+            router.revisions.record(text, "an apply")
+        current = router.revisions.current()
+
+        def broken(self):
+            raise OSError(5, "Input/output error")
+
+        monkeypatch.setattr(RevisionStore, "list", broken)
+        if current_works:
+            monkeypatch.setattr(RevisionStore, "current", lambda self: current)
+        router.user.write_text("[wan\n")
+        assert router.boot() == 0
+        assert hostname_applied(router) == "edge"
+        store = ("the earlier revisions" if current_works else "the last recorded revision")
+        expected = [str(router.user), *(["revision 2"] if current_works else []), store]
+        assert [name for name, _ in chain_said(router)] == expected
+        assert [then for _, then in chain_said(router)] == [
+            f"trying {name}" for name in expected[1:]] + [f"trying {router.default}"]
+        assert failure_lines(router)[-1] == (
+            f"keel: {store} failed: OSError: [Errno 5] Input/output error; "
+            f"trying {router.default}")
+        record = boot.read_record(router.run_dir)
+        assert [f.source for f in record.failures] == expected
+        assert record.applied == str(router.default)

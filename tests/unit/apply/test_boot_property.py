@@ -81,7 +81,7 @@ def test_boot_never_raises_and_ends_applied_or_on_a_named_fallback(user, revisio
         rc = router.boot()  # must not raise
 
         chain = [(str(router.user), user)]
-        if revision is not None:
+        if revision is not None and revision != user:  # the same text is tried once
             chain.append(("revision 1", revision))
         chain.append((str(router.default), DEFAULT.encode()))
         expected = next(name for name, content in chain if valid(content))

@@ -1,17 +1,36 @@
 """`keel apply --boot`: the router never comes up unconfigured.
 
-The candidates, in order: the user's config (/data/keel/keel.toml), the last
-recorded revision, the shipped default (/etc/keel/keel.toml). Whatever goes
-wrong with one (it cannot be read, is not UTF-8, not TOML, invalid, or
-rendering, checking or applying it fails in any way) is said in one line on
-the console and the next one is tried. What happened is kept in
-/run/keel/boot-fallback.json for `keel doctor`."""
+The candidates, in order: the user's config (/data/keel/keel.toml); the
+revision in force (`current`), then the earlier revisions, newest first; the
+shipped default (/etc/keel/keel.toml). Whatever goes wrong with one (it cannot
+be read, is not UTF-8, not TOML, invalid, or rendering, checking or applying it
+fails in any way) is said in one line on the console and the next one is
+tried. What happened is kept in /run/keel/boot-fallback.json for `keel doctor`.
+
+The earlier revisions are there for a rollback to an older keel: the user's
+config and the current revision may then both carry keys that only the newer
+version knows, while an older revision this version can read is still on
+/data. At most MAX_REVISIONS revisions are tried (the current one counts); a
+revision whose text is the same, byte for byte, as one already tried (the
+user's config or another revision) is skipped, as it would fail the same way.
+The revision store is only read when the user's config failed; a store that
+cannot be read, or a revision that cannot, is one failure line and the boot
+goes on to the next candidate.
+
+What is applied is recorded as the applier records every apply: a new revision
+when its text differs from the current one (so the current revision, or the
+user's config when it is the current revision's text, adds none). An earlier
+revision applied at boot thus becomes a new current revision (noted "boot:
+fell back to revision N"), as `keel rollback` does: `current` says what is in
+force, the next boot tries it first, and no revision is removed or rewritten,
+so the newer ones are still there after an upgrade back. The user's config is
+never written at boot: the newer keel reads it again after that upgrade."""
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,6 +42,7 @@ from keel.system.commands import CommandError
 
 RECORD_NAME = "boot-fallback.json"
 MAX_REASON = 300  # characters of an unexpected error's message
+MAX_REVISIONS = 10  # revisions tried at boot, the current one included
 
 
 class BootApplier(Protocol):
@@ -36,6 +56,7 @@ class BootApplier(Protocol):
 class Candidate:
     name: str  # how messages name it: a path, or "revision N"
     path: Path
+    note: str = "boot"  # the note of the revision recorded if it is applied
 
 
 @dataclass(frozen=True)
@@ -71,20 +92,64 @@ def reason_of(err: BaseException) -> str:
     return text if len(text) <= MAX_REASON else text[:MAX_REASON - 3] + "..."
 
 
-def candidates(user: Path, default: Path, revisions: RevisionStore,
-               failures: list[Failure]) -> list[Candidate]:
-    out = []
-    if user.exists():
-        out.append(Candidate(str(user), user))
+def _new(path: Path, tried: set[bytes]) -> bool:
+    """Whether a text has not been tried yet (then it is, from now on); a
+    file that cannot be read is tried: applying it says why it fails."""
+    try:
+        text = path.read_bytes()
+    except Exception:  # the apply says why, in its failure line
+        return True
+    if text in tried:
+        return False
+    tried.add(text)
+    return True
+
+
+def candidates(user: Path, default: Path, revisions: RevisionStore
+               ) -> Iterator[Candidate | Failure]:
+    """The configs to try, in order, each looked at when the one before it
+    failed; a Failure stands for what failed before it could be tried (the
+    revision store). Never raises."""
+    tried: set[bytes] = set()
+    try:
+        present = user.exists()
+    except OSError:  # /data/keel not searchable: applying it says so
+        present = True
+    if present:
+        _new(user, tried)
+        yield Candidate(str(user), user)
+    yield from _revisions(revisions, tried)
+    yield Candidate(str(default), default)
+
+
+def _revisions(revisions: RevisionStore, tried: set[bytes]
+               ) -> Iterator[Candidate | Failure]:
+    """The current revision, then the earlier ones newest first: at most
+    MAX_REVISIONS of them, none with a text already tried."""
+    left = MAX_REVISIONS
+    broken = False
     try:
         current = revisions.current()
     except Exception as err:  # a broken store must not stop the boot
-        failures.append(Failure("the last recorded revision", reason_of(err)))
-        current = None
-    if current is not None:
-        out.append(Candidate(f"revision {current.number}", current.path))
-    out.append(Candidate(str(default), default))
-    return out
+        yield Failure("the last recorded revision", reason_of(err))
+        current, broken = None, True
+    if current is not None and _new(current.path, tried):
+        left -= 1
+        yield Candidate(f"revision {current.number}", current.path)
+    try:
+        earlier = [rev for rev in reversed(revisions.list())
+                   if current is None or rev.number < current.number]
+    except Exception as err:
+        if not broken:  # said once: current() reads the list too
+            yield Failure("the earlier revisions", reason_of(err))
+        earlier = []
+    for rev in earlier:
+        if left == 0:
+            return
+        if _new(rev.path, tried):
+            left -= 1
+            yield Candidate(f"revision {rev.number}", rev.path,
+                            f"boot: fell back to revision {rev.number}")
 
 
 def write_record(run_dir: Path, record: BootRecord) -> None:
@@ -105,23 +170,32 @@ def read_record(run_dir: Path) -> BootRecord | None:
         return None
 
 
+def _named(item: Candidate | Failure) -> str:
+    return item.name if isinstance(item, Candidate) else item.source
+
+
 def apply_at_boot(applier: BootApplier, user: Path, default: Path,
                   say: Callable[[str], None]) -> BootRecord:
     """Apply the first candidate that works; the record of what happened."""
     failures: list[Failure] = []
-    chain = candidates(user, default, applier.revisions, failures)
+    chain = candidates(user, default, applier.revisions)
     record = BootRecord(None, ())
-    for n, candidate in enumerate(chain):
-        try:
-            applier.apply_file(candidate.path, candidate.name, note="boot")
-        except Exception as err:  # whatever it is, the next config is tried
-            failure = Failure(candidate.name, reason_of(err))
-            failures.append(failure)
-            then = f"trying {chain[n + 1].name}" if n + 1 < len(chain) else "nothing left to try"
-            say(f"keel: {candidate.name} failed: {failure.reason}; {then}")
-            continue
-        record = BootRecord(candidate.name, tuple(failures))
-        break
+    item = next(chain, None)
+    while item is not None:
+        if isinstance(item, Failure):
+            failure = item
+        else:
+            try:
+                applier.apply_file(item.path, item.name, note=item.note)
+            except Exception as err:  # whatever it is, the next config is tried
+                failure = Failure(item.name, reason_of(err))
+            else:
+                record = BootRecord(item.name, tuple(failures))
+                break
+        failures.append(failure)
+        item = next(chain, None)
+        then = "nothing left to try" if item is None else f"trying {_named(item)}"
+        say(f"keel: {failure.source} failed: {failure.reason}; {then}")
     else:
         record = BootRecord(None, tuple(failures))
     if record.applied is None:
