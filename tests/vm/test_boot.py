@@ -63,9 +63,9 @@ def test_the_firewall_is_closed_before_any_interface_and_forwarding_waits_for_ke
     assert steps["S02firewall"]["end"] <= first_up
     assert load["end"] <= forwarding["start"]
     assert report["milestones"]["routing"] is not None
-    # keel apply --boot was started early (S02preload) and acted on S40keel's word
+    # keel apply --boot was started early (S01preload) and acted on S40keel's word
     ready = steps["keel apply --boot: ready, until S40keel"]
-    assert steps["S02preload"]["start"] <= ready["start"]
+    assert steps["S01preload"]["start"] <= ready["start"]
     assert ready["end"] >= steps["S40keel"]["start"]
     assert ready["end"] <= load["start"]
     assert "keel: applied" in guest.check("cat /run/keel/boot-apply.log")

@@ -122,7 +122,7 @@ def _apply_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--confirm", type=_positive_seconds, metavar="SECONDS",
                    help="roll back unless `keel confirm` follows in time")
     p.add_argument("--boot", action="store_true", help=argparse.SUPPRESS)
-    # (S02preload: start early, apply at boot once this file exists)
+    # (S01preload: start early, apply at boot once this file exists)
     p.add_argument("--when-told", type=Path, help=argparse.SUPPRESS)
     p.add_argument("--started-at", type=float, help=argparse.SUPPRESS)
     p.add_argument("--note", default="apply", metavar="TEXT",
@@ -133,7 +133,7 @@ def _apply_arguments(p: argparse.ArgumentParser) -> None:
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
     if words[:2] == ["apply", "--boot"]:
-        # the boot's own path (S02preload, S40keel): apply's parser alone, none
+        # the boot's own path (S01preload, S40keel): apply's parser alone, none
         # of the other commands' imports (most of a second under emulation)
         boot_parser = argparse.ArgumentParser(prog="keel apply")
         _apply_arguments(boot_parser)

@@ -91,7 +91,7 @@ def test_rollback_reads_the_revision_through_the_same_path(capsys):
 
 
 def test_boot_started_early_waits_for_the_word_then_applies(tmp_path, capsys):
-    """S02preload starts `keel apply --boot --when-told FLAG` before /data and
+    """S01preload starts `keel apply --boot --when-told FLAG` before /data and
     the NICs are up: it changes nothing until S40keel makes the flag."""
     import threading
     import time as time_
@@ -124,7 +124,7 @@ def test_boot_started_early_waits_for_the_word_then_applies(tmp_path, capsys):
 
 
 def test_the_boots_apply_imports_no_other_command() -> None:
-    """`keel apply --boot` (S02preload) parses its own arguments and loads
+    """`keel apply --boot` (S01preload) parses its own arguments and loads
     none of the other commands' modules: Python's start is most of the boot's
     apply under emulation."""
     import subprocess

@@ -174,7 +174,7 @@ def _boot_log(path: Path) -> Callable[[str], None]:
 
 
 def wait_until_told(flag: Path, every: float = 0.02) -> None:
-    """Started early (S02preload) with Python and keel's modules loaded while
+    """Started early (S01preload) with Python and keel's modules loaded while
     the rest of the boot goes on: wait for S40keel's word (the flag file)."""
     while not flag.exists():
         time.sleep(every)
