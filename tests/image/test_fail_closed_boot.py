@@ -80,3 +80,60 @@ def test_access_opens_root_only_on_a_mounted_data() -> None:
     locked_first = text.index('if ! mountpoint -q /data; then')
     assert text.index("open_shadow ||") > locked_first
     assert 'locked "/data is not mounted' in text
+
+
+def run_access(tmp: Path, *, mounted: bool = True, ls_fails: str = "",
+               files: dict[str, str] | None = None) -> tuple[list[str], str]:
+    """S04access itself, run by sh in a sandbox (its paths under `tmp`,
+    mountpoint, mount and ls stubbed): the bind mounts it made, and why root
+    is locked ("" when it is not)."""
+    text = (INIT / "S04access").read_text()
+    for real in ("/data", "/run/keel", "/etc/shadow"):
+        text = text.replace(real, f"{tmp}{real}")
+    (tmp / "S04access").write_text(text)
+    (tmp / "etc").mkdir()
+    (tmp / "etc/shadow").write_text("root:*:19000:0:99999:7:::\n")
+    (tmp / "data/keel").mkdir(parents=True)
+    for name, content in (files or {}).items():
+        (tmp / "data/keel" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / "data/keel" / name).write_text(content)
+    bin_ = tmp / "bin"
+    bin_.mkdir()
+    stubs = {
+        "mountpoint": f"exit {0 if mounted else 1}",
+        "mount": f'echo "$*" >>{tmp}/mounts',
+        "ls": (f'for a; do [ "$a" = "{ls_fails}" ] && '
+               '{ echo "ls: $a: Input/output error" >&2; exit 2; }; done; '
+               f'exec {shutil.which("ls")} "$@"'),
+    }
+    for name, body in stubs.items():
+        (bin_ / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_ / name).chmod(0o755)
+    env = {"PATH": f"{bin_}:/usr/bin:/bin"}
+    subprocess.run(["sh", str(tmp / "S04access"), "start"], env=env, check=True,
+                   capture_output=True, text=True)
+    mounts = (tmp / "mounts").read_text().splitlines() if (tmp / "mounts").exists() else []
+    locked = tmp / "run/keel/access-locked"
+    return mounts, locked.read_text().strip() if locked.exists() else ""
+
+
+def test_access_opens_root_on_first_boot_only(tmp_path: Path) -> None:
+    mounts, locked = run_access(tmp_path)
+    assert locked == "" and len(mounts) == 1 and "shadow.open" in mounts[0]
+    assert "root::" in (tmp_path / "run/keel/shadow.open").read_text()
+
+
+@pytest.mark.parametrize("case", ["not mounted", "access unreadable", "data unreadable",
+                                  "state without password"])
+def test_access_stays_locked_when_data_cannot_be_read(tmp_path: Path, case: str) -> None:
+    kw: dict = {
+        "not mounted": {"mounted": False},
+        # an I/O error listing the access state is not "no state yet"
+        "access unreadable": {"ls_fails": f"{tmp_path}/data/keel/access",
+                              "files": {"access/x": ""}},
+        "data unreadable": {"ls_fails": f"{tmp_path}/data/keel"},
+        "state without password": {"files": {"access/other": ""}},
+    }[case]
+    mounts, locked = run_access(tmp_path, **kw)
+    assert mounts == [] and locked, case
+    assert not (tmp_path / "run/keel/shadow.open").exists()
