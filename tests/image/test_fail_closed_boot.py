@@ -137,3 +137,33 @@ def test_access_stays_locked_when_data_cannot_be_read(tmp_path: Path, case: str)
     mounts, locked = run_access(tmp_path, **kw)
     assert mounts == [] and locked, case
     assert not (tmp_path / "run/keel/shadow.open").exists()
+
+
+@pytest.mark.parametrize("nft_rc,listing,expected", [
+    (0, "chain input { type filter hook input priority filter; policy drop; }", "in, forwarding 0"),
+    (1, "", "FAILED: nft -f"),
+    (0, "", "FAILED: the boot ruleset's input chain"),
+])
+def test_the_boot_firewall_says_what_the_kernel_holds_and_a_failure_keeps_nics_down(
+        tmp_path: Path, nft_rc: int, listing: str, expected: str) -> None:
+    """S02firewall itself with nft stubbed: what it writes for the lab and the
+    console; S05modules loads no driver unless the ruleset is in."""
+    text = (INIT / "S02firewall").read_text()
+    for real in ("/run/keel", "/proc/sys/net/ipv4/ip_forward"):
+        text = text.replace(real, f"{tmp_path}{real}")
+    (tmp_path / "proc/sys/net/ipv4").mkdir(parents=True)
+    (tmp_path / "proc/sys/net/ipv4/ip_forward").write_text("0\n")
+    (tmp_path / "S02firewall").write_text(text)
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "nft").write_text(
+        f'#!/bin/sh\n[ "$1" = -f ] && {{ echo "Error: no such module" >&2; exit {nft_rc}; }}\n'
+        f'echo "{listing}"\n')
+    (bin_ / "nft").chmod(0o755)
+    out = subprocess.run(["sh", str(tmp_path / "S02firewall"), "start"], check=True,
+                         env={"PATH": f"{bin_}:/usr/bin:/bin"}, capture_output=True, text=True)
+    state = (tmp_path / "run/keel/boot-firewall").read_text()
+    assert state.startswith(expected)
+    assert ("no network drivers" in out.stdout) == expected.startswith("FAILED")
+    guard = (INIT / "S05modules").read_text()
+    assert guard.index("/run/keel/boot-firewall") < guard.index("modprobe")

@@ -57,6 +57,8 @@ def test_the_firewall_is_closed_before_any_interface_and_forwarding_waits_for_ke
     load = next(s for name, s in steps.items() if name.startswith("apply firewall: load"))
     forwarding = next(s for name, s in steps.items()
                       if name.startswith("apply firewall: forwarding on"))
+    # read from the kernel right after the boot ruleset's load, before any NIC
+    assert guest.check("cat /run/keel/boot-firewall") == "in, forwarding 0"
     assert steps["S02firewall"]["end"] <= steps["S05modules"]["start"]
     assert steps["S02firewall"]["end"] <= steps["S10network"]["start"]
     first_up = min(s["start"] for name, s in steps.items() if name.startswith("apply interfaces"))
