@@ -167,3 +167,27 @@ def test_the_boot_firewall_says_what_the_kernel_holds_and_a_failure_keeps_nics_d
     assert ("no network drivers" in out.stdout) == expected.startswith("FAILED")
     guard = (INIT / "S05modules").read_text()
     assert guard.index("/run/keel/boot-firewall") < guard.index("modprobe")
+
+
+def test_a_hanging_apply_does_not_hold_the_boot_past_the_gates_limit(tmp_path: Path) -> None:
+    """S40keel itself, with a `keel` that never ends and the uptime past its
+    deadline: the boot goes on (so S47upgrade's gate can judge a slot on
+    trial), and the deadline leaves the gate time before UPGRADE_SEEN_S."""
+    from keel.thresholds import UPGRADE_SEEN_S
+
+    text = (INIT / "S40keel").read_text()
+    deadline = int(re.search(r"^DEADLINE=(\d+)$", text, re.M).group(1))
+    assert deadline + 10 <= UPGRADE_SEEN_S
+    for real in ("/run/keel", "/proc/uptime"):
+        text = text.replace(real, f"{tmp_path}{real}")
+    (tmp_path / "S40keel").write_text(text)
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc/uptime").write_text(f"{deadline + 5}.25 3.00\n")
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "keel").write_text("#!/bin/sh\nexec sleep 600 >/dev/null 2>&1\n")
+    (bin_ / "keel").chmod(0o755)
+    proc = subprocess.run(["sh", str(tmp_path / "S40keel"), "start"], timeout=20,
+                          env={"PATH": f"{bin_}:/usr/bin:/bin"}, capture_output=True, text=True)
+    assert "the boot goes on without it" in proc.stdout
+    subprocess.run(["pkill", "-f", "sleep 600"], check=False)

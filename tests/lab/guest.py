@@ -61,6 +61,8 @@ class Guest:
                 "-nodefaults", "-no-user-config", "-display", "none",
                 "-chardev", "stdio,id=con0,signal=off", "-serial", "chardev:con0",
                 "-monitor", "none", "-device", "virtio-rng-pci",
+                # a watchdog, as Proxmox and libvirt VPSes offer (reset on expiry)
+                "-device", "i6300esb", "-action", "watchdog=reset",
                 "-drive", f"file={self.overlay},if=virtio,format=qcow2"]
         for drive in self.drives:
             argv += ["-drive", f"file={drive},if=virtio,format=raw,readonly=on"]

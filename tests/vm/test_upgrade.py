@@ -5,8 +5,9 @@ a second disk of bundles made by tests/lab/bundles.py from the built image
 
 One lab for the module; the tests run in file order and each starts where the
 one before left the edge (slot A at first). Reboots are counted: an upgrade
-and its trial boot, a rollback, a trial rolled back by the gate (two boots),
-a kernel that panics 3 times and the fallback, a power cut."""
+and its trial boot, a rollback, two trials rolled back by the gate (two boots
+each: the apply fails; the tunnel never comes back), a kernel that panics 3
+times and the fallback, a watchdog's reset, a power cut."""
 
 from __future__ import annotations
 
@@ -161,6 +162,28 @@ def test_a_root_whose_apply_fails_is_rolled_back_by_itself(lab):
     assert [s["state"] for s in st["slots"]] == ["good", "bad"]
 
 
+def test_a_slot_whose_tunnel_never_comes_back_is_rolled_back_by_itself(lab):
+    """A good bundle, but the hub drops the edge's WireGuard packets while B is
+    on trial (its path, as a new version that cannot reach the hub would
+    see it): no handshake within UPGRADE_HANDSHAKE_WAIT_S, so the gate
+    rolls B back. The hub's `keel apply` repairs the drift (the drop rule)
+    while the edge goes back to A, and A's tunnel comes back."""
+    rl, made = lab
+    edge, hub = rl.edge, rl.hub
+    upgrade(edge, "good.raucb")
+    hub.check("nft insert rule inet keel input udp dport 51820 drop")
+    boot_again(edge, expect=r"keel: upgrade to \S+ rolled back: no handshake with \S+ in 180 s",
+               timeout=GATE_TIMEOUT / 3)
+    hub.check("keel apply", 60)
+    assert "51820 drop" not in hub.check("nft list chain inet keel input")
+    assert slot_and_version(edge) == ("A", made.old_version)
+    st = settled(edge)
+    assert st["last"]["result"] == "rolled back"
+    assert "no handshake with" in st["last"]["reason"], st["last"]
+    assert [s["state"] for s in st["slots"]] == ["good", "bad"]
+    edge.until(f"ping -n -c 1 -w 2 {topo.HUB_TUNNEL}", 60)
+
+
 def test_a_kernel_that_panics_comes_back_through_the_boot_counter(lab):
     rl, made = lab
     edge = rl.edge
@@ -175,6 +198,24 @@ def test_a_kernel_that_panics_comes_back_through_the_boot_counter(lab):
     st = settled(edge)
     assert st["last"]["result"] == "rolled back"
     assert "did not come up" in st["last"]["reason"], st["last"]
+    edge.check(f"ping -n -c 1 -w 10 {topo.HUB_TUNNEL}", 30)
+
+
+def test_a_machine_whose_watchdog_is_no_longer_fed_resets_by_itself(lab):
+    """What a hung kernel looks like to the hardware watchdog: nobody feeds it.
+    The daemon stopped (SIGSTOP), the machine resets within its 30 s and boots
+    again through GRUB (where a slot on trial is counted), with no command."""
+    rl, made = lab
+    edge = rl.edge
+    said = edge.check("cat /run/keel/watchdog")
+    assert said.startswith("watchdog: ") and "30 s" in said and "none" not in said, said
+    edge.console.child.sendline("kill -STOP $(pidof watchdog)")
+    edge.console.expect(r"Booting `keel \(slot A\)'", 45)  # (scaled)
+    edge._ifnames.clear()
+    edge.wait_for_login(BOOT_TIMEOUT * 3)
+    assert float(edge.check("cut -d' ' -f1 /proc/uptime")) < 300
+    assert slot_and_version(edge) == ("A", made.old_version)
+    assert settled(edge)["slots"][0]["state"] == "good"
     edge.check(f"ping -n -c 1 -w 10 {topo.HUB_TUNNEL}", 30)
 
 
