@@ -154,6 +154,13 @@ FEATURES: tuple[Feature, ...] = (
     _f("CRYPTO_SHA256", UPGRADE, "SHA-256: dm-verity's hash tree", "sha256_generic"),
     _f("BLK_DEV_NBD", UPGRADE, "network block device: keel upgrade URL streams the bundle",
        "nbd"),
+    # a kernel that hangs resets through a hardware watchdog (S05watchdog):
+    # GRUB then counts the boot as a try, as it does a panic
+    _f("WATCHDOG", UPGRADE, "watchdog drivers menu"),
+    _f("I6300ESB_WDT", UPGRADE, "QEMU/KVM's i6300esb watchdog (Proxmox, libvirt VPSes)",
+       "i6300esb"),
+    _f("ITCO_WDT", UPGRADE, "Intel TCO watchdog (mini-PCs)", "iTCO_wdt"),
+    _f("SP5100_TCO", UPGRADE, "AMD SP5100/FCH TCO watchdog (mini-PCs)", "sp5100_tco"),
     # --- console ------------------------------------------------------------
     _f("SERIAL_8250", CONSOLE, "serial console (VPS consoles, headless mini-PCs)"),
     _f("SERIAL_8250_CONSOLE", CONSOLE, "kernel messages on ttyS0"),
