@@ -173,6 +173,10 @@ REAL = textwrap.dedent("""
     path.write_text(nft.render_ruleset(EDGE, probe.pairing_waiting()))
     runner.run(["nft", "-f", str(path)])  # keel apply loads it again meanwhile
     out["after_reload"] = probe.pairing_waiting()
+    runner.run(["nft", "add", "element", "inet", "keel", "pairing", "{ 8080 }"])
+    out["strays"] = [nftlist.stray(e, nft.PAIRING_LONGEST_S)
+                     for e in engine.pairing_elements(runner)]
+    runner.run(["nft", "delete", "element", "inet", "keel", "pairing", "{ 8080 }"])
     out["closed"] = port.close()
     out["after_close"] = probe.pairing_waiting()
     port.is_open = True  # as if it had expired: nothing to delete, still "closed"
@@ -200,6 +204,84 @@ def test_on_a_real_nftables(tmp_path):
     assert out["drift_while_waiting"] == []  # an element is not drift
     (port, left), = out["after_reload"]
     assert port == 51820 and 590 < left <= 615
+    # an element added by hand, as the kernel lists it: not keel's; the waiting one is
+    assert sorted(out["strays"], key=str) == [None, "TCP 8080 with no timeout"]
     assert out["closed"] == out["close_again"] == "TCP 51820 closed"
     assert out["after_close"] == []
     assert out["drift"] == ["added in table inet keel, chain input: tcp dport 8080 accept"]
+
+
+# --- the pairing set's contents: `nft -s -t` leaves them out, so they are read apart ----
+def _pairing(*elems) -> str:
+    return json.dumps({"nftables": [{"set": {"family": "inet", "name": "pairing",
+                                             "table": "keel", "elem": list(elems)}}]})
+
+
+WAITING = {"elem": {"val": 51820, "timeout": 615, "expires": 412}}
+
+
+def test_a_pairing_element_without_a_timeout_is_drift_and_apply_removes_it(tmp_path):
+    """Was []: the listing matched, the port stayed open forever while
+    keel doctor failed on it (issue 25)."""
+    probe = loaded(tmp_path)
+    probe.runner = PairingRunner(LISTING, PAIRING_JSON)  # 8080 with no timeout
+    load, note = engine.plan_firewall(EDGE, probe)
+    assert load.why.startswith("load the nftables ruleset again: the pairing set holds what "
+                               "keel pair did not add (TCP 8080 with no timeout)")
+    assert "the pairing port waiting keeps its 412 s" in load.why
+    text = load.files[0][1]  # keel's element carried over, the stray not
+    assert "\t\telements = { 51820 timeout 412s }\n" in text and "8080" not in text
+    assert load.commands == (("nft", "-f", str(tmp_path / "ruleset.nft")),)
+    assert note.action is not None
+
+
+@pytest.mark.parametrize("elem, why", [
+    ({"elem": {"val": 8080, "timeout": 86400, "expires": 86000}},
+     "TCP 8080 with a timeout of 86400 s (keel pair sets 615 s at most)"),
+    ({"elem": {"val": 51820, "timeout": 616, "expires": 600}},
+     "TCP 51820 with a timeout of 616 s"),
+    ({"elem": {"val": 51820, "expires": 600}}, "TCP 51820 with no timeout"),
+    (22, "TCP 22 with no timeout"),
+    ({"elem": {"val": "ssh"}}, 'an element that is not a port ({"elem": {"val": "ssh"}})'),
+])
+def test_any_element_keel_pair_did_not_add_is_drift(tmp_path, elem, why):
+    probe = loaded(tmp_path)
+    probe.runner = PairingRunner(LISTING, _pairing(elem))
+    (load, _) = engine.plan_firewall(EDGE, probe)
+    assert why in load.why and "elements =" not in load.files[0][1]
+
+
+def test_a_waiting_pairing_port_alone_is_not_drift(tmp_path):
+    probe = loaded(tmp_path)
+    probe.runner = PairingRunner(LISTING, _pairing(WAITING))
+    assert engine.plan_firewall(EDGE, probe) == []
+    probe.runner = PairingRunner(LISTING, "")  # nft could not list the set: as before
+    assert engine.plan_firewall(EDGE, probe) == []
+
+
+@pytest.mark.parametrize("elems", [
+    (), (WAITING,), (8080,), (WAITING, 8080),
+    ({"elem": {"val": 8080, "timeout": 3600, "expires": 3000}},),
+    ({"elem": {"val": 51820, "timeout": 615, "expires": 1}},),
+    ({"elem": {"val": [1, 2]}},),
+])
+def test_doctor_and_apply_agree_on_the_pairing_set(tmp_path, elems):
+    """What keel doctor fails on in the pairing set, keel apply removes;
+    what it lets be, apply leaves alone."""
+    probe = loaded(tmp_path)
+    probe.runner = PairingRunner(LISTING, _pairing(*elems))
+    plan = engine.plan_firewall(EDGE, probe)
+    found = checks.check_firewall(_state(pairing=tuple(
+        nftlist.set_elements(_pairing(*elems)))))
+    failed = [c for c in found if c.status == checks.FAIL]
+    assert bool(plan) == bool(failed)
+    assert all("\n" not in c.detail and "keel apply removes it" in c.detail for c in failed)
+
+
+def test_keel_pair_never_sets_a_timeout_apply_would_take_for_a_stray():
+    from keel.pair import port, run
+
+    assert nft.PAIRING_LONGEST_S == run.WAIT_S + port.MARGIN_S
+    assert port.PairingPort(51820, run.WAIT_S).timeout_s == nft.PAIRING_LONGEST_S
+    assert port.PairingPort(51820, 10 * run.WAIT_S).timeout_s == nft.PAIRING_LONGEST_S
+    assert port.PairingPort(51820, 20).timeout_s == 35

@@ -5,6 +5,8 @@ without the rule, the socket refusing)."""
 
 from __future__ import annotations
 
+import dataclasses
+import ipaddress
 import os
 import signal
 import socket
@@ -62,7 +64,7 @@ class Side:
         self.sides = run.Sides(
             say=self.lines.append, public_key=lambda: key, apply=self.apply,
             confirm=self.confirm, handshake=self.handshake, run_dir=tmp, runner=self.nft,
-            wan_networks=lambda config: [])
+            wan_networks=lambda config: [], hub_networks=lambda config: [])
 
     def apply(self, config, path: Path, note: str):
         self.applied.append((to_toml(config), note))
@@ -320,3 +322,102 @@ def test_allow_public_takes_prefixes_only():
     for bad in ("8.8.8.1/24", "fe80::/64%eth0", "8.8.8.0/24\n"):
         with pytest.raises(SystemExit):
             parser.parse_args(["pair", "--allow-public", bad])
+
+
+def test_the_hubs_live_networks_keep_an_edges_lan_off_them(hub_side, tmp_path, monkeypatch):
+    """A hub whose WAN is by DHCP has its subnet in no config: pair_hub
+    reads its interfaces as they are and refuses an edge LAN on them
+    (was admitted: the overlap check read only the config)."""
+    hub_side.sides.hub_networks = lambda config: [
+        ("the hub's WAN subnet (live)", ipaddress.ip_network("192.168.77.0/24"))]
+    t, out = start_hub(hub_side)
+    edge, path = edge_side(tmp_path, monkeypatch)  # its LAN is 192.168.77.0/24
+    monkeypatch.setattr(reading, "USER_CONFIG", path)
+    with pytest.raises(PairError, match="refused"):
+        run.pair_edge(f"127.0.0.1:{hub_side.port}", shown_code(hub_side), edge.sides)
+    t.join(20)
+    assert str(out["error"]).startswith(
+        "the edge's LAN 192.168.77.0/24 overlaps the hub's WAN subnet (live) 192.168.77.0/24")
+    assert hub_side.applied == [] and edge.applied == []
+    assert hub_side.nft.closed(hub_side.port)
+
+
+def test_the_hubs_live_networks_are_every_nics_subnets_and_its_gateways(monkeypatch):
+    from keel.apply import probe
+    from keel.parse.ipaddr import Nic
+
+    nics = [Nic("eth0", "", "up", ("192.168.1.23/24", "2001:db8:1::23/64")),
+            Nic("eth1", "", "up", ("10.10.0.1/24",)),
+            Nic("eth9\x1b[2J", "", "up", ("172.20.0.1/16",))]
+    monkeypatch.setattr(run, "read_nics", lambda: nics)
+    monkeypatch.setattr(probe.Probe, "default_gateway",
+                        lambda self, version=4: ("192.168.1.1", "eth0") if version == 4
+                        else None)
+    hub = hub_config()
+    hub = dataclasses.replace(hub, wan=dataclasses.replace(hub.wan, interface="eth0"))
+    found = [(what, str(net)) for what, net in run._hub_networks(hub)]
+    assert found == [("the hub's WAN subnet (live)", "192.168.1.0/24"),
+                     ("the hub's WAN subnet (live)", "2001:db8:1::/64"),
+                     ("the hub's network on eth1 (live)", "10.10.0.0/24"),
+                     ("the hub's network on eth9\\x1b[2J (live)", "172.20.0.0/16"),
+                     ("the hub's gateway (live)", "192.168.1.1/32")]
+    # the edge's side reads its WAN only, as before
+    assert [str(net) for _, net in run._wan_networks(hub)] == [
+        "192.168.1.0/24", "2001:db8:1::/64", "192.168.1.1/32"]
+
+
+def _hub_with_a_public_lan_behind_it(port: int):
+    """A hub that already routes 192.0.2.0/24 (a public prefix its operator
+    allowed) to another edge: the grant it gives carries that route."""
+    from keel.pair import settle
+    from keel.pair.messages import EdgeOffer
+    from tests.unit.pair.conftest import EDGE2_KEY
+
+    offer = EdgeOffer("edge-b", EDGE2_KEY, "192.0.2.0/24", "203.0.113.2")
+    return settle.hub_admit(hub_config(port=port), offer, HUB_KEY,
+                            allow_public=("192.0.2.0/24",))[0]
+
+
+@pytest.mark.parametrize("allow_public", [(), ("192.0.2.0/24",)])
+def test_the_edge_takes_a_public_route_only_when_its_operator_named_it(
+        tmp_path, monkeypatch, allow_public):
+    port = free_port()
+    path = tmp_path / "hub.toml"
+    path.write_text(to_toml(_hub_with_a_public_lan_behind_it(port)))
+    monkeypatch.setattr(reading, "USER_CONFIG", path)
+    hub = Side(tmp_path, HUB_KEY)
+    hub.port = port
+    t, out = start_hub(hub)
+    edge, edge_path = edge_side(tmp_path, monkeypatch)
+    monkeypatch.setattr(reading, "USER_CONFIG", edge_path)
+    if allow_public:
+        assert run.pair_edge(f"127.0.0.1:{port}", shown_code(hub), edge.sides,
+                             allow_public=allow_public) == 0
+        t.join(20)
+        assert out == {"rc": 0}
+        (edge_text, _), = edge.applied
+        assert '"192.0.2.0/24"' in edge_text
+        return
+    with pytest.raises(PairError, match=r"the hub's grant routes 192\.0\.2\.0/24 into the "
+                                        r"tunnel: not private .* --allow-public 192\.0\.2\.0/24"):
+        run.pair_edge(f"127.0.0.1:{port}", shown_code(hub), edge.sides)
+    t.join(20)
+    assert "error" in out and edge.applied == [] and hub.applied == []
+
+
+def test_allow_public_on_the_edge_goes_to_pair_edge(monkeypatch):
+    """Was refused with exit 2 ("--allow-public is for the hub")."""
+    import argparse
+
+    from keel.pair import cli
+
+    seen = {}
+    monkeypatch.setattr(run, "pair_edge",
+                        lambda hub, code, **kw: seen.update(hub=hub, code=code, **kw) or 0)
+    parser = argparse.ArgumentParser()
+    cli.add_pair_commands(parser.add_subparsers())
+    args = parser.parse_args(["pair", "--allow-public", "192.0.2.0/24", "203.0.113.2",
+                              "1234-5678"])
+    assert args.func(args) == 0
+    assert seen == {"hub": "203.0.113.2", "code": "1234-5678",
+                    "allow_public": ("192.0.2.0/24",)}

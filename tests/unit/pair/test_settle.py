@@ -216,3 +216,82 @@ def test_a_grant_that_does_not_hold_together_is_refused_in_one_line(changes):
     """Was a ValueError / TypeError traceback (issue 25, item 8)."""
     with pytest.raises(PairRefused, match=r"does not hold together|not a host address"):
         settle.edge_join(edge_config(), _grant(**changes), "203.0.113.2")
+
+
+# --- routes the edge takes from a grant: private ones only, unless named --------------
+EVERY_PUBLIC_SLASH_8 = tuple(f"{i}.0.0.0/8" for i in range(1, 224)
+                             if i not in (10, 127, 192, 198, 203))
+
+
+@pytest.mark.parametrize("routes, refused", [
+    # a default route in pieces, leaving out the edge's WAN, its LAN and the hub's /8s
+    (EVERY_PUBLIC_SLASH_8, "1.0.0.0/8"),
+    (("192.168.78.0/24", "8.8.8.0/24"), "8.8.8.0/24"),
+    (("172.32.0.0/16",), "172.32.0.0/16"),  # next to 172.16.0.0/12, not in it
+    (("100.128.0.0/16",), "100.128.0.0/16"),  # past 100.64.0.0/10
+    (("2001:db8::/48",), "2001:db8::/48"),
+    (("fe80::/64",), "fe80::/64"),
+])
+def test_the_edge_takes_only_private_routes_from_a_grant(routes, refused):
+    """Was accepted: only routes shorter than /8 were refused, so 218 /8s
+    (a default route in effect) went into the tunnel (issue 25)."""
+    grant = _grant(routes=routes)
+    with pytest.raises(PairRefused) as err:
+        settle.edge_join(_static_edge(), grant, "203.0.113.2")
+    said = str(err.value)
+    assert said.startswith(f"the hub's grant routes {refused} into the tunnel: not private")
+    assert f"keel pair --allow-public {refused} HUB CODE" in said and "\n" not in said
+
+
+def test_a_public_route_is_taken_when_the_edges_operator_named_it():
+    grant = _grant(routes=("192.168.78.0/24", "8.8.8.0/24"))
+    edge = settle.edge_join(_static_edge(), grant, "203.0.113.2",
+                            allow_public=("8.8.8.0/24",))
+    assert edge.wireguard.prefixes == ("192.168.78.0/24", "8.8.8.0/24")
+    # named as that prefix exactly: a wider or another one is not taken
+    for named in ("8.8.0.0/16", "8.8.8.0/25"):
+        with pytest.raises(PairRefused, match=r"routes 8\.8\.8\.0/24 into the tunnel"):
+            settle.edge_join(_static_edge(), grant, "203.0.113.2", allow_public=(named,))
+    # and never a default route or the edge's way out, named or not
+    for route in ("0.0.0.0/0", "198.51.100.0/24"):
+        with pytest.raises(PairRefused, match=r"default route|WAN subnet"):
+            settle.edge_join(_static_edge(), _grant(routes=(route,)), "203.0.113.2",
+                             allow_public=(route,))
+
+
+@pytest.mark.parametrize("route", ["10.20.0.0/16", "172.16.5.0/24", "192.168.200.0/24",
+                                   "100.64.10.0/24", "fd12:3456:789a::/48"])
+def test_private_routes_need_no_word(route):
+    edge = settle.edge_join(_static_edge(), _grant(routes=(route,)), "203.0.113.2")
+    assert route in edge.wireguard.prefixes
+
+
+def test_a_public_tunnel_prefix_is_not_a_route_the_private_rule_refuses():
+    grant = _grant(tunnel_address="192.0.2.2/24", hub_tunnel="192.0.2.1")
+    edge = settle.edge_join(_static_edge(), grant, "203.0.113.2")
+    assert "192.0.2.2/24" in edge.wireguard.address
+
+
+# --- the hub's live networks ----------------------------------------------------------
+def test_an_edge_lan_on_the_hubs_live_wan_is_refused():
+    """A hub whose WAN is by DHCP (its lease 192.168.1.23/24, behind a home
+    router) has that subnet in no config: it comes live, from keel.pair.run
+    (was admitted: only the config was read)."""
+    hub = hub_config()
+    hub = dataclasses.replace(hub, wan=dataclasses.replace(hub.wan, mode="dhcp", address=None,
+                                                           gateway=None))
+    offer = EdgeOffer("edge", EDGE_KEY, "192.168.1.0/24", "192.168.1.23")
+    live = [("the hub's WAN subnet (live)", ipaddress.ip_network("192.168.1.0/24")),
+            ("the hub's gateway (live)", ipaddress.ip_network("192.168.1.1/32"))]
+    with pytest.raises(PairRefused) as err:
+        settle.hub_admit(hub, offer, HUB_KEY, live=live)
+    assert str(err.value) == ("the edge's LAN 192.168.1.0/24 overlaps the hub's WAN subnet "
+                              "(live) 192.168.1.0/24: give the edge another LAN prefix")
+    # a gateway outside the subnet (a /32 lease) is kept clear too
+    with pytest.raises(PairRefused, match=r"overlaps the hub's gateway \(live\) 10\.9\.0\.1/32"):
+        settle.hub_admit(hub, EdgeOffer("edge", EDGE_KEY, "10.9.0.0/24", "x"), HUB_KEY,
+                         live=[("the hub's gateway (live)", ipaddress.ip_network("10.9.0.1"))])
+    # another LAN is admitted as before
+    new, _ = settle.hub_admit(hub, EdgeOffer("edge", EDGE_KEY, "192.168.77.0/24", "x"),
+                              HUB_KEY, live=live)
+    assert new.wireguard.prefixes == ("192.168.77.0/24",)

@@ -275,15 +275,27 @@ def record_live_ruleset(runner: Runner, run_dir: Path) -> list[str]:
     return []
 
 
+def pairing_elements(runner: Runner) -> list[nftlist.Element]:
+    """The pairing set's elements as the kernel has them now; [] when nft
+    cannot list the set (then the listing of the ruleset shows it gone)."""
+    proc = runner.run(list(nft.LIST_PAIRING), check=False)
+    return nftlist.set_elements(proc.stdout) if proc.returncode == 0 else []
+
+
 def plan_firewall(model: RouterModel, probe: Probe) -> list[Step]:
     """The ruleset is loaded again when the config's differs from the one
     keel loaded (its stamp), or when the live ruleset differs from what nft
     listed right after that load (drift: a rule added or removed by hand, a
-    leftover, another table). A pairing port waiting now is carried over
-    with what remains of its timeout (`keel pair` goes on waiting)."""
+    leftover, another table), or when the pairing set holds an element that
+    is not `keel pair`'s (no timeout: a port open forever; a timeout longer
+    than keel sets): the listing leaves set contents out, so they are read
+    on their own. A pairing port waiting now is carried over with what
+    remains of its timeout (`keel pair` goes on waiting); a stray is not."""
     ruleset = nft.render_ruleset(model)
     digest = _sha(ruleset)
     recorded, live = probe.stamp(LIVE_STAMP), probe.nft_listing()
+    elements = pairing_elements(probe.runner)
+    strays = [why for e in elements if (why := nftlist.stray(e, nft.PAIRING_LONGEST_S))]
     if probe.stamp("nft.sha") != digest:
         why = "load the nftables ruleset"
     elif recorded is None or live is None:
@@ -291,9 +303,14 @@ def plan_firewall(model: RouterModel, probe: Probe) -> list[Step]:
     elif live != recorded:
         why = ("load the nftables ruleset again: it drifted from what keel loaded ("
                + "; ".join(nftlist.drift(recorded, live)) + ")")
+    elif strays:
+        why = ("load the nftables ruleset again: the pairing set holds what keel pair did "
+               "not add (" + "; ".join(strays) + ")")
     else:
         return []
-    waiting = probe.pairing_waiting()
+    waiting = [(e.port, e.expires_s) for e in elements
+               if nftlist.stray(e, nft.PAIRING_LONGEST_S) is None
+               and e.expires_s is not None and e.expires_s > 0]
     if waiting:
         why += f"; the pairing port waiting keeps its {waiting[0][1]} s"
     path = probe.run_dir / "ruleset.nft"

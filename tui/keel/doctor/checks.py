@@ -16,6 +16,7 @@ from keel.parse import nftlist
 from keel.parse.procstat import CpuShare
 from keel.parse.tcqdisc import Qdisc, root_cake
 from keel.parse.wgdump import WgInterface
+from keel.render import nft
 from keel.render.cake import ifb_name, shaped_device
 from keel.system.cpu_sysfs import CpuTuning
 from keel.thresholds import HANDSHAKE_STALE_S, STEAL_WARN
@@ -233,10 +234,12 @@ def check_firewall(state: RulesetState) -> list[Check]:
     else:
         found = [Check("firewall", "ruleset", OK, "as keel loaded it, for this config")]
     for e in state.pairing:
-        if e.timeout_s is None:
+        # the same test as keel apply's (keel.apply.engine.plan_firewall): what
+        # fails here is what apply removes by loading the ruleset again
+        if (why := nftlist.stray(e, nft.PAIRING_LONGEST_S)):
             found.append(Check("firewall", "pairing port", FAIL,
-                               f"TCP {e.port} open on the WAN with no timeout (not keel "
-                               f"pair's: nft delete element inet keel pairing {{ {e.port} }})"))
+                               f"{why} in the pairing set: open on the WAN, not keel pair's "
+                               "(keel apply removes it)"))
         else:
             found.append(Check("firewall", "pairing port", INFO,
                                f"TCP {e.port} open on the WAN for a pairing code, closes by "

@@ -29,12 +29,8 @@ def _pair(args: argparse.Namespace) -> int:
     try:
         if args.hub is None:
             return run.pair_hub(wait_s=args.wait, allow_public=tuple(args.allow_public))
-        if args.allow_public:
-            print("keel pair: --allow-public is for the hub (keel pair without HUB)",
-                  file=sys.stderr)
-            return 2
         code = args.code if args.code is not None else getpass.getpass("code: ")
-        return run.pair_edge(args.hub, code)
+        return run.pair_edge(args.hub, code, allow_public=tuple(args.allow_public))
     except (PairError, InvalidConfig, KeyFileError, CommandError) as err:
         print(f"keel pair: {err}", file=sys.stderr)
         return 1
@@ -112,7 +108,8 @@ def add_pair_commands(sub: argparse._SubParsersAction) -> None:
                    metavar="PREFIX",
                    help="(hub) let the edge claim this public prefix as its LAN; without it "
                         "only private ones (RFC 1918, 100.64.0.0/10, ULA) of /16-/30 "
-                        "(IPv6 /48-/64) are taken")
+                        "(IPv6 /48-/64) are taken. (edge) take this public prefix as a "
+                        "route from the hub's grant; without it only private ones are")
     p.set_defaults(func=_pair)
 
     p = sub.add_parser("peers", help="the tunnel's peers; remove NAME unpairs one")

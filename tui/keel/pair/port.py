@@ -16,7 +16,8 @@ MARGIN_S = 15  # the element outlives the code's window by this much at most
 class PairingPort:
     def __init__(self, port: int, window_s: float, runner: Runner | None = None) -> None:
         self.port = port
-        self.timeout_s = int(window_s) + MARGIN_S
+        # never longer than keel apply and keel doctor take for keel's own
+        self.timeout_s = min(int(window_s) + MARGIN_S, nft.PAIRING_LONGEST_S)
         self.runner = runner or Runner()
         self.is_open = False
 

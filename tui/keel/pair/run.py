@@ -61,6 +61,10 @@ class Sides:
     # and gateways as they are now)
     wan_networks: Callable[[Config], list[tuple[str, Network]]] = field(
         default=lambda config: _wan_networks(config))
+    # the hub: what an edge's LAN must not overlap besides the config (its
+    # NICs' subnets and gateways as they are now: a WAN by DHCP)
+    hub_networks: Callable[[Config], list[tuple[str, Network]]] = field(
+        default=lambda config: _hub_networks(config))
 
 
 def _latest_handshake(public_key: str) -> int:
@@ -199,6 +203,7 @@ def pair_hub(sides: Sides | None = None, wait_s: float = WAIT_S,
     sides = sides or Sides()
     config, _model = _in_force()
     settle.free_address(config)  # refuses now when there is no tunnel or it is full
+    live = sides.hub_networks(config)  # read before the port opens
     own_key = sides.public_key()
     port_number = config.wireguard.listen_port
     code = new_code()
@@ -229,7 +234,7 @@ def pair_hub(sides: Sides | None = None, wait_s: float = WAIT_S,
             sides.say(f"a connection from {peer_ip}")
             with conn:
                 paired = hub_session(Frames(conn), normalize(code), lambda offer: settle.hub_admit(
-                    config, offer, own_key, allow_public=allow_public))
+                    config, offer, own_key, allow_public=allow_public, live=live))
         except PairError as err:
             raise _used_up(err) from None
         return _settle_hub(sides, paired, signals)
@@ -264,27 +269,50 @@ def _split_hub(hub: str) -> tuple[str, int]:
     return hub, DEFAULT_PORT
 
 
-def _wan_networks(config: Config) -> list[tuple[str, Network]]:
-    """What a grant must not route into the tunnel, as this router sees it
-    now: its WAN's subnets and its default gateways."""
+def _live_networks(config: Config, every_nic: bool,
+                   whose: str) -> list[tuple[str, Network]]:
+    """This router's subnets as its interfaces have them now (the WAN's, or
+    every NIC's) and its default gateways, named for a refusal."""
     from keel.apply.probe import Probe
 
     found: list[tuple[str, Network]] = []
     with contextlib.suppress(SourceError):
         for nic in read_nics():
             if nic.name == config.wan.interface:
-                found += [("this router's WAN subnet",
-                           ipaddress.ip_interface(a).network) for a in nic.addresses]
+                what = f"{whose} WAN subnet"
+            elif every_nic:
+                what = f"{whose} network on {shown(nic.name, 20)}"
+            else:
+                continue
+            for a in nic.addresses:
+                with contextlib.suppress(ValueError):
+                    found.append((what, ipaddress.ip_interface(a).network))
     probe = Probe(Runner())
     for version in (4, 6):
         with contextlib.suppress(ValueError, CommandError):
             gateway = probe.default_gateway(version)
             if gateway and gateway[0]:
-                found.append(("this router's gateway", ipaddress.ip_network(gateway[0])))
+                found.append((f"{whose} gateway", ipaddress.ip_network(gateway[0])))
     return found
 
 
-def pair_edge(hub: str, code: str, sides: Sides | None = None) -> int:
+def _wan_networks(config: Config) -> list[tuple[str, Network]]:
+    """What a grant must not route into the tunnel, as this router sees it
+    now: its WAN's subnets and its default gateways."""
+    return _live_networks(config, every_nic=False, whose="this router's")
+
+
+def _hub_networks(config: Config) -> list[tuple[str, Network]]:
+    """What an edge's LAN must not overlap on the hub besides its config:
+    every NIC's subnets as they are now (a WAN by DHCP) and its gateways."""
+    return [(f"{what} (live)", net)
+            for what, net in _live_networks(config, every_nic=True, whose="the hub's")]
+
+
+def pair_edge(hub: str, code: str, sides: Sides | None = None,
+              allow_public: tuple[str, ...] = ()) -> int:
+    """`allow_public`: public routes this edge takes from the hub's grant
+    (keel pair --allow-public PREFIX HUB CODE); private ones need no word."""
     sides = sides or Sides()
     digits = normalize(code)
     host, port = _split_hub(hub)
@@ -307,7 +335,8 @@ def pair_edge(hub: str, code: str, sides: Sides | None = None) -> int:
         keep_clear = [*sides.wan_networks(config),
                       ("the hub's address", ipaddress.ip_network(reached.split("%")[0]))]
         paired = edge_session(Frames(conn), digits, offer,
-                              lambda grant: settle.edge_join(config, grant, host, keep_clear))
+                              lambda grant: settle.edge_join(config, grant, host, keep_clear,
+                                                             allow_public))
     grant = paired.grant
     routes = ", ".join(grant.routes) or "none besides the tunnel"
     sides.say(f"paired with {grant.name}: tunnel {grant.tunnel_address}, the hub is "

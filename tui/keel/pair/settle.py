@@ -32,6 +32,12 @@ LAN_LENGTHS = {4: (16, 30), 6: (48, 64)}
 SHORTEST = {4: 8, 6: 16}
 
 
+def is_private(net: Network) -> bool:
+    """Inside RFC 1918, RFC 6598 shared space (100.64.0.0/10) or ULA (fc00::/7)."""
+    return any(net.version == p.version and net.subnet_of(p)  # type: ignore[arg-type]
+               for p in PRIVATE)
+
+
 def lan_refusal(lan: Network, allow_public: tuple[str, ...] = ()) -> str | None:
     """Why the hub does not route `lan` to an edge, or None. `allow_public`:
     prefixes the hub's operator named (keel pair --allow-public PREFIX)."""
@@ -40,7 +46,7 @@ def lan_refusal(lan: Network, allow_public: tuple[str, ...] = ()) -> str | None:
     if any(lan == ipaddress.ip_network(p) for p in allow_public):
         return None
     low, high = LAN_LENGTHS[lan.version]
-    if not any(lan.version == p.version and lan.subnet_of(p) for p in PRIVATE):  # type: ignore[arg-type]
+    if not is_private(lan):
         return (f"the edge's LAN {lan} is not private (RFC 1918, 100.64.0.0/10 or ULA "
                 f"fc00::/7): if it is really the edge's, run keel pair --allow-public {lan} "
                 "on the hub")
@@ -113,10 +119,13 @@ def _validated(config: Config, side: str) -> Config:
 
 
 def _overlap(lan: ipaddress.IPv4Network | ipaddress.IPv6Network, config: Config,
-             skip_key: str) -> str | None:
+             skip_key: str, live: Sequence[tuple[str, Network]] = ()) -> str | None:
     for _path, what, net in local_networks(config):
         if net.version == lan.version and net.overlaps(lan):
             return f"the hub's {what.removeprefix('the ')} {net}"
+    for what, net in live:  # as the hub's interfaces have them now (a DHCP lease)
+        if net.version == lan.version and net.overlaps(lan):  # type: ignore[arg-type]
+            return f"{what} {net}"
     for text in config.wireguard.address:
         net = ipaddress.ip_interface(text).network
         if net.version == lan.version and net.overlaps(lan):
@@ -145,9 +154,13 @@ def _same_edge(old: Peer, name: str, lan: Network | None, tunnel: Network) -> bo
 
 
 def hub_admit(config: Config, offer: EdgeOffer, hub_public_key: str,
-              allow_public: tuple[str, ...] = ()) -> tuple[Config, HubGrant]:
+              allow_public: tuple[str, ...] = (),
+              live: Sequence[tuple[str, Network]] = ()) -> tuple[Config, HubGrant]:
     """The hub's config with the edge as a peer, and what the edge is told.
-    `allow_public`: public LAN prefixes the hub's operator allows."""
+    `allow_public`: public LAN prefixes the hub's operator allows. `live`:
+    (what, network) of the hub's interfaces and gateways as they are now
+    (keel.pair.run reads them: a WAN by DHCP is in no config), which the
+    edge's LAN must not overlap either."""
     if offer.public_key == hub_public_key:
         raise PairRefused("the edge has the hub's own public key (the same image's key "
                           "copied?): make a new one on the edge")
@@ -158,7 +171,7 @@ def hub_admit(config: Config, offer: EdgeOffer, hub_public_key: str,
     lan = ipaddress.ip_network(offer.lan) if offer.lan else None
     if lan is not None and (why := lan_refusal(lan, allow_public)):
         raise PairRefused(why)
-    if lan is not None and (why := _overlap(lan, config, offer.public_key)):
+    if lan is not None and (why := _overlap(lan, config, offer.public_key, live)):
         raise PairRefused(f"the edge's LAN {lan} overlaps {why}: give the edge another "
                           "LAN prefix")
     others = [p for p in wg.peer if p.public_key != offer.public_key]
@@ -231,11 +244,17 @@ def _kept_clear(config: Config, hub_address: str,
 
 
 def _check_grant(config: Config, grant: HubGrant, hub_address: str,
-                 keep_clear: Sequence[tuple[str, Network]]) -> None:
+                 keep_clear: Sequence[tuple[str, Network]],
+                 allow_public: tuple[str, ...] = ()) -> None:
     """A grant the edge can take: its own tunnel address inside the prefix
     with the hub's, and nothing routed into the tunnel that would capture
     the edge's way out (its WAN, its gateway, the hub's endpoint) or all
-    traffic (a default route, or nearly: shorter than /8, /16 in IPv6)."""
+    traffic (a default route, or nearly: shorter than /8, /16 in IPv6; or
+    the public space in pieces, 1.0.0.0/8 to 223.0.0.0/8). Besides the
+    tunnel prefix only private routes are taken (RFC 1918, 100.64.0.0/10,
+    ULA fc00::/7: the hub itself admits only private LANs unless its
+    operator named a public one), and the public ones this router's
+    operator named (keel pair --allow-public PREFIX HUB CODE)."""
     tunnel = ipaddress.ip_interface(grant.tunnel_address)
     hub = ipaddress.ip_address(grant.hub_tunnel)
     if hub.version != tunnel.version or hub not in tunnel.network or hub == tunnel.ip:
@@ -256,15 +275,24 @@ def _check_grant(config: Config, grant: HubGrant, hub_address: str,
             if kept.version == net.version and kept.overlaps(net):  # type: ignore[arg-type]
                 raise PairRefused(f"the hub's grant would route {why} ({kept}) into the "
                                   f"tunnel ({what} {net}): refused")
+        if what == "a route" and not is_private(net) \
+                and not any(net == ipaddress.ip_network(p) for p in allow_public):
+            raise PairRefused(f"the hub's grant routes {net} into the tunnel: not private "
+                              "(RFC 1918, 100.64.0.0/10 or ULA fc00::/7), refused; if that "
+                              "network is really behind the hub, pair with keel pair "
+                              f"--allow-public {net} HUB CODE")
 
 
 def edge_join(config: Config, grant: HubGrant, hub_address: str,
-              keep_clear: Sequence[tuple[str, Network]] = ()) -> Config:
+              keep_clear: Sequence[tuple[str, Network]] = (),
+              allow_public: tuple[str, ...] = ()) -> Config:
     """The edge's config with the hub as its peer: the tunnel address the
     hub gave, the hub's tunnel prefix and routes through it, keepalive on.
     `keep_clear`: (what, network) the grant must not route into the tunnel,
-    besides those the config names (keel.pair.run reads them live)."""
-    _check_grant(config, grant, hub_address, keep_clear)
+    besides those the config names (keel.pair.run reads them live).
+    `allow_public`: public routes this router's operator takes from the hub
+    (keel pair --allow-public PREFIX HUB CODE); private ones need no word."""
+    _check_grant(config, grant, hub_address, keep_clear, allow_public)
     wg: WireGuard = config.wireguard
     tunnel = ipaddress.ip_interface(grant.tunnel_address)
     old = next((p for p in wg.peer if p.public_key == grant.public_key), None)

@@ -1,7 +1,8 @@
 """What nftables says is loaded: the ruleset as `nft -s -t list ruleset`
 prints it (no counters, no set contents) made comparable, what differs
 between two such listings, and the elements of the pairing set
-(`nft -j list set inet keel pairing`). Pure."""
+(`nft -j list set inet keel pairing`) and which of those are not keel's.
+Pure."""
 
 from __future__ import annotations
 
@@ -59,6 +60,29 @@ class Element:
     port: int
     timeout_s: int | None  # None: added without a timeout (never expires)
     expires_s: int | None
+    unread: str | None = None  # what nft printed when it is not a port (port is then 0)
+
+
+def stray(e: Element, longest_s: int) -> str | None:
+    """Why an element of the pairing set is not one `keel pair` added (in
+    words, one line), or None when it is: keel adds a port with a kernel
+    timeout of at most `longest_s`, so anything else (no timeout: open
+    forever; a longer one; what is not a port) was put there by hand."""
+    if e.unread is not None:
+        return f"an element that is not a port ({shown(e.unread, 60)})"
+    if e.timeout_s is None:
+        return f"TCP {e.port} with no timeout"
+    if not 0 < e.timeout_s <= longest_s:
+        return (f"TCP {e.port} with a timeout of {e.timeout_s} s (keel pair sets "
+                f"{longest_s} s at most)")
+    return None
+
+
+def _text(value: object) -> str:
+    try:
+        return json.dumps(value)[:200]
+    except (ValueError, RecursionError):
+        return type(value).__name__
 
 
 def set_elements(text: str) -> list[Element]:
@@ -75,9 +99,12 @@ def set_elements(text: str) -> list[Element]:
         for elem in entry["set"].get("elem", []):
             detail = elem.get("elem", {}) if isinstance(elem, dict) else {"val": elem}
             val = detail.get("val") if isinstance(detail, dict) else None
-            if type(val) is not int:
-                continue
-            timeout, expires = detail.get("timeout"), detail.get("expires")
-            found.append(Element(val, timeout if type(timeout) is int else None,
-                                 expires if type(expires) is int else None))
+            timeout = detail.get("timeout") if isinstance(detail, dict) else None
+            expires = detail.get("expires") if isinstance(detail, dict) else None
+            timeout = timeout if type(timeout) is int else None
+            expires = expires if type(expires) is int else None
+            if type(val) is int and 0 <= val <= 65535:
+                found.append(Element(val, timeout, expires))
+            else:  # never keel's: still an element, seen (fail closed)
+                found.append(Element(0, timeout, expires, unread=_text(elem)))
     return found

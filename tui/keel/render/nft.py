@@ -22,6 +22,11 @@ PAIRING_SET = "pairing"
 # right after loading its own, and compares with later (drift)
 LIST_STATELESS = ("nft", "-s", "-t", "list", "ruleset")
 LIST_PAIRING = ("nft", "-j", "list", "set", *TABLE, PAIRING_SET)
+# the longest kernel timeout `keel pair` gives the pairing port: a code waits
+# 600 s at most, and the element outlives it by 15 s (keel.pair.port). An
+# element without a timeout, or with a longer one, is not keel's: drift that
+# `keel apply` removes (a reload) and `keel doctor` fails on
+PAIRING_LONGEST_S = 600 + 15
 
 
 def _set(names: list[str]) -> str:
