@@ -40,9 +40,11 @@ bundle: dev-image
 	$(TOP)/board/keel/rauc/make-bundle.sh $(OUT)/dev/images $(OUT)/keys/dev.cert.pem \
 		$(OUT)/keys/dev.key.pem $(DEV_BUNDLE)
 
-# static checks first (fast), then the dev image, then every test
+# static checks first (fast), then the dev image, then every test: the upgrade
+# lab in a second lane beside the rest, the modules that measure the host's
+# spare CPU last and alone (tests/lab/lanes.py)
 test: host-deps check dev-image
-	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m pytest --durations=15 $(PYTEST_ARGS) tests
+	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m tests.lab.lanes --durations=15 $(PYTEST_ARGS) tests
 
 # every host test (no image, no guest): unit tests, the UI's pilot and snapshot tests
 test-unit:

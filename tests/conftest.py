@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from tests.lab import lifetime
+from tests.lab import lanes, lifetime
 from tests.lab.lab import BOOTS, Lab
 from tests.lab.paths import TOP
 
@@ -59,8 +59,26 @@ def make_module_lab(request) -> Iterator[Callable[[], Lab]]:
 _SHARED = lifetime.SharedLabs()
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items[:] = lifetime.grouped(items)
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--lane", choices=("all", "main", "side"), default="all",
+                     help="which lab modules to run (tests/lab/lanes.py): all (default), "
+                          "those of the main lane, or those naming LANE = 'side'")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    keep, other = lanes.select(items, config.getoption("lane"))
+    if other:
+        config.hook.pytest_deselected(items=other)
+    items[:] = lanes.quiet_last(lifetime.grouped(keep))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _quiet_host(request) -> None:
+    """A module that measures the host's spare CPU waits for the side lane."""
+    if lanes.quiet(request.module) and request.config.getoption("lane") == "main":
+        waited = lanes.wait_for_side_lane()
+        if waited > 1:
+            print(f"(waited {waited / 60:.1f} min for the side lane)")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

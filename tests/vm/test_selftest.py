@@ -23,6 +23,9 @@ from keel.thresholds import GRADE_BANDS
 from tests.lab import configs, figures, shared
 from tests.lab import topology as topo
 
+# its verdicts measure the host's spare CPU: run alone (tests/lab/lanes.py)
+QUIET_HOST = True
+
 SHARED_LAB = shared.bloated_lab
 SHAPE = topo.Bottleneck()  # the isp's line, as shared.bloated_lab sets it
 CAKE_PERCENT = 90

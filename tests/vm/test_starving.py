@@ -26,6 +26,9 @@ from tests.lab.guest import Guest
 from tests.lab.throttle import throttled
 from tests.lab.watch import between, clock_offset, records, start_watch
 
+# its verdicts measure the host's spare CPU: run alone (tests/lab/lanes.py)
+QUIET_HOST = True
+
 SHARED_LAB = shared.bloated_lab
 BASELINE_S, THROTTLED_S, AFTER_S = 15, 25, 25
 STOPPED_S, RUNNING_S = 0.15, 0.10  # the hub gets 40 % of the wall clock, in slices

@@ -32,6 +32,9 @@ DATA_HASH = ("cd /data && find . -type f ! -path './rauc/*' ! -path './keel/upgr
 # image from the partition's start, so a write of any of it shows there
 SLOT_B_HASH = ("(cat /dev/disk/by-partlabel/keel-boot-b; "
                "head -c 64M /dev/disk/by-partlabel/keel-root-b) | sha256sum")
+# its own pytest process beside the rest of the suite (tests/lab/lanes.py):
+# one guest busy at a time, mostly reboots and the gate's waits
+LANE = "side"
 INSTALL_TIMEOUT = 150  # seconds at KVM speed: verify + write 2 images of ~170 MB
 GATE_TIMEOUT = 200  # the gate: UI, stall meter, the hub's handshake (within 180 s)
 
