@@ -97,13 +97,14 @@ class Probe:
         return nftlist.normalized(proc.stdout) if proc.returncode == 0 else None
 
     def pairing_waiting(self) -> list[tuple[int, int]]:
-        """(port, seconds left) of each pairing port open now with a timeout
-        (`keel pair` waiting on the hub)."""
+        """(port, seconds left) of each pairing port open now that `keel pair`
+        added (a timeout it sets; a stray by hand is not one: nftlist.stray)."""
         proc = self.runner.run(list(nft.LIST_PAIRING), check=False)
         if proc.returncode != 0:
             return []
         return [(e.port, e.expires_s) for e in nftlist.set_elements(proc.stdout)
-                if e.expires_s is not None and e.expires_s > 0]
+                if e.expires_s is not None and e.expires_s > 0
+                and nftlist.stray(e, nft.PAIRING_LONGEST_S) is None]
 
     def stamp(self, name: str) -> str | None:
         try:
