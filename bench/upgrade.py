@@ -1,9 +1,9 @@
 """make bench: how long an upgrade takes, from `keel upgrade` to the tunnel
 back on the new slot, split into its parts; and the bundle's size.
 
-    python -m bench.upgrade
+    python -m bench.upgrade [--smp N]
 
-An edge (1 vCPU, the console UI on tty1 as shipped) with a tunnel to its hub,
+An edge (1 vCPU unless --smp says more, the console UI on tty1 as shipped) with a tunnel to its hub,
 a bundle with a new version (tests/lab/bundles.py, `make bundle`'s way) on a
 second disk. Verify is `rauc info` (the signature and the verity hash tree's
 root), install is the rest of `keel upgrade`; the reboot is from the command
@@ -14,6 +14,7 @@ emulation. Never fails on speed."""
 
 from __future__ import annotations
 
+import argparse
 import re
 import tempfile
 import time
@@ -35,13 +36,16 @@ def timed(fn) -> float:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.upgrade")
+    parser.add_argument("--smp", type=int, default=1, help="the edge's vCPUs (default 1)")
+    smp = parser.parse_args().smp
     with tempfile.TemporaryDirectory(prefix="keel-bench-upgrade-") as tmp:
         print("making the bundles (tests/lab/bundles.py) ...", flush=True)
         made = bundles.make(Path(tmp) / "bundles")
         size = (Path(tmp) / "bundles" / "bundles" / "good.raucb").stat().st_size
         lab = Lab(Path(tmp) / "lab")
         try:
-            edge = lab.guest("edge", smp=1, tty1_ui=True, drives=(made.disk,))
+            edge = lab.guest("edge", smp=smp, tty1_ui=True, drives=(made.disk,))
             hub = lab.guest("hub", smp=1)
             lab.link("core", edge, hub)
             lab.link("lan", edge)
@@ -69,8 +73,8 @@ def main() -> int:
                               "&& echo kept", 240, every=3)
         finally:
             lab.close()
-    print(f"\nupgrade to {made.new_version} (slot {slot}, {kept.strip().splitlines()[-1]}); bundle "
-          f"{size / 1e6:.0f} MB")
+    print(f"\nupgrade to {made.new_version} on an edge of {smp} vCPU (slot {slot}, "
+          f"{kept.strip().splitlines()[-1]}); bundle {size / 1e6:.0f} MB")
     rows = [("verify (rauc info)", verify), ("install (keel upgrade - verify)", total - verify),
             ("reboot: command -> new kernel", kernel_at),
             ("boot: kernel -> S40keel's apply ended", apply_end),
