@@ -191,16 +191,26 @@ async def test_hidden_dashboard_polls_nothing():
     fast = dict.fromkeys(("tunnel", "cpu", "cake", "tuning", "latency"), 0.05)
     app = make_app(collectors=fixture_collectors(source), intervals=fast)
     async with app.run_test(size=(80, 24)) as pilot:
-        await asyncio.sleep(0.3)
-        assert source.reads.count("/proc/stat") >= 3  # shown: polling
+        # (waited for, not slept: a busy host may take longer than 3 x 0.05 s)
+        assert await eventually(lambda: source.reads.count("/proc/stat") >= 3)  # polling
         await pilot.press("s")
         await settle(pilot)
         hidden = len(source.reads)
         await asyncio.sleep(0.4)
         assert len(source.reads) == hidden  # the self-test screen polls latency only
         await pilot.press("escape")
-        await asyncio.sleep(0.3)
-        assert len(source.reads) > hidden
+        assert await eventually(lambda: len(source.reads) > hidden)
+
+
+async def eventually(condition, within: float = 10.0) -> bool:
+    """Whether `condition()` holds within `within` seconds (checked every 20 ms)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while not condition():
+        if loop.time() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
 
 
 @asynctest
