@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -83,12 +84,18 @@ def upgrade(edge: Guest, name: str) -> str:
 
 def settled(edge: Guest) -> dict:
     """The gate's outcome on this boot: no trial pending any more (polled on
-    its record: a `keel` command every few seconds would take the 1-vCPU
-    guest's CPU from the gate it waits for), then read once."""
+    its record first: a `keel` command every few seconds would take the
+    1-vCPU guest's CPU from the gate it waits for), and the booted slot no
+    longer "trying" (GRUB counted this boot; the gate marks it good)."""
     edge.until("test ! -e /data/keel/upgrade/pending.json", GATE_TIMEOUT, every=2)
-    st = status(edge)
-    assert st["pending"] is None, st
-    return st
+    deadline = time.monotonic() + edge.accel.scale(GATE_TIMEOUT)
+    while True:
+        st = status(edge)
+        booted = next(s for s in st["slots"] if s["booted"])
+        if st["pending"] is None and booted["state"] != "trying":
+            return st
+        assert time.monotonic() < deadline, st
+        time.sleep(3)
 
 
 def boot_again(edge: Guest, *, expect: str | None = None, timeout: float = BOOT_TIMEOUT) -> None:
