@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -182,7 +183,10 @@ def test_a_hanging_apply_does_not_hold_the_boot_past_the_gates_limit(tmp_path: P
         text = text.replace(real, f"{tmp_path}{real}")
     (tmp_path / "S40keel").write_text(text)
     (tmp_path / "proc").mkdir()
-    (tmp_path / "proc/uptime").write_text(f"{deadline + 5}.25 3.00\n")
+    # the boot's S40keel starts before the deadline; the uptime then passes it
+    uptime = tmp_path / "proc/uptime"
+    uptime.write_text(f"{deadline - 1}.25 3.00\n")
+    threading.Timer(1.0, lambda: uptime.write_text(f"{deadline + 5}.25 3.00\n")).start()
     bin_ = tmp_path / "bin"
     bin_.mkdir()
     (bin_ / "keel").write_text("#!/bin/sh\nexec sleep 600 >/dev/null 2>&1\n")
