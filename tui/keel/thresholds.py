@@ -82,6 +82,8 @@ MIN_HELD_SECONDS = 3
 # is no session), the boot's apply took the user's config, the console UI
 # runs on tty1 and the stall meter runs (each seen within UPGRADE_SEEN_S).
 UPGRADE_HANDSHAKE_WAIT_S = 180
+# `keel upgrade --tunnel-wait S` may set another wait for one install, within these
+UPGRADE_HANDSHAKE_WAIT_RANGE_S = (30, 3600)
 UPGRADE_SEEN_S = 120
 # GRUB tries a slot at most this many times before the next (grub.cfg.in)
 UPGRADE_BOOT_TRIES = 3

@@ -157,3 +157,10 @@ def test_otherwise_the_three_boots_are_named(last: Outcome | None) -> None:
         "rolled back", "A", "0.4.0", SPENT)
     assert outcome.line() == f"upgrade to 0.4.0 rolled back: {SPENT}"
     assert outcome.at >= PENDING.at
+
+
+def test_the_install_may_give_the_peers_another_wait() -> None:
+    assert judge(seen(uptime=59.5, sessions=()), (HUB,), tunnel_wait=60) == Verdict("wait")
+    assert judge(seen(uptime=60.0, sessions=()), (HUB,), tunnel_wait=60) == Verdict(
+        "roll back", "no handshake with hub in 60 s")
+    assert judge(seen(uptime=600.0, sessions=()), (HUB,), tunnel_wait=900) == Verdict("wait")

@@ -194,3 +194,33 @@ def test_any_record_reads_or_is_none(records: Records, pending: dict[str, Any],
 ])
 def test_outcome_line(outcome: Outcome, line: str) -> None:
     assert outcome.line() == line
+
+
+# --- the install's tunnel wait (keel upgrade --tunnel-wait) ---------------------------
+def test_a_record_without_a_tunnel_wait_has_the_default(records: Records) -> None:
+    from keel.thresholds import UPGRADE_HANDSHAKE_WAIT_S
+
+    records.dir.mkdir(parents=True)
+    (records.dir / PENDING).write_text(json.dumps(GOOD_PENDING))
+    pending = records.pending()
+    assert pending is not None and pending.tunnel_wait == UPGRADE_HANDSHAKE_WAIT_S
+
+
+def test_the_tunnel_wait_round_trips(records: Records) -> None:
+    records.set_pending(Pending("A", "B", "1", "2", (HUB,), at=5.0, tunnel_wait=60))
+    pending = records.pending()
+    assert pending is not None and pending.tunnel_wait == 60
+
+
+@pytest.mark.parametrize("wait", [29, 3601, -1, 0, 60.5, "60", True, None])
+def test_a_tunnel_wait_out_of_range_or_not_whole_is_refused(wait: object) -> None:
+    from keel.upgrade.record import check_tunnel_wait
+
+    with pytest.raises(ValueError, match="whole seconds from 30 to 3600"):
+        check_tunnel_wait(wait)
+
+
+def test_a_damaged_tunnel_wait_reads_as_no_record(records: Records) -> None:
+    records.dir.mkdir(parents=True)
+    (records.dir / PENDING).write_text(json.dumps({**GOOD_PENDING, "tunnel_wait": "soon"}))
+    assert records.pending() is None

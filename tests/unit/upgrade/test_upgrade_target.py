@@ -129,3 +129,15 @@ def test_any_text_is_accepted_unchanged_or_refused_in_ascii(text: str) -> None:
     assert 1 <= len(text) <= MAX_TARGET
     assert all(33 <= ord(c) < 127 for c in text)
     assert text.startswith(("http://", "https://")) or text.endswith(".raucb")
+
+
+def test_a_tunnel_wait_out_of_range_stops_before_anything_is_read(capsys, monkeypatch) -> None:
+    """`keel upgrade --tunnel-wait 5 x.raucb`: refused with the range, the
+    bundle never looked at, nothing installed."""
+    import keel.upgrade.flow as flow
+    from keel.cli import main
+
+    monkeypatch.setattr(flow, "install_bundle", lambda *a, **k: pytest.fail("installed"))
+    assert main(["upgrade", "--tunnel-wait", "5", "/nowhere/x.raucb"]) == 1
+    err = capsys.readouterr().err
+    assert "--tunnel-wait 5: the tunnel wait must be whole seconds from 30 to 3600" in err

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 
 from keel.shown import shown
+from keel.thresholds import UPGRADE_HANDSHAKE_WAIT_RANGE_S, UPGRADE_HANDSHAKE_WAIT_S
 
 WORDS = ("status", "rollback", "gate")
 MAX_TARGET = 2048
@@ -66,6 +67,11 @@ def add_upgrade_command(subparsers) -> None:
     p.add_argument("target", metavar="FILE|URL|status|rollback")
     p.add_argument("--reboot", action="store_true", help="reboot without asking")
     p.add_argument("--json", action="store_true", help="status as JSON")
+    low, high = UPGRADE_HANDSHAKE_WAIT_RANGE_S
+    p.add_argument("--tunnel-wait", type=int, default=UPGRADE_HANDSHAKE_WAIT_S, metavar="S",
+                   help=f"seconds the new slot has, from its kernel's start, to bring back "
+                        f"every tunnel peer that has a session now ({low} to {high}, default "
+                        f"{UPGRADE_HANDSHAKE_WAIT_S}); past them it is rolled back")
     p.set_defaults(func=run)
 
 
@@ -82,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
             from keel.upgrade.gate import run_gate
 
             return run_gate(say, reboot)
-        return upgrade(check_target(args.target), args.reboot)
+        return upgrade(check_target(args.target), args.reboot, args.tunnel_wait)
     except (UpgradeError, TargetError) as err:
         print(f"keel upgrade: {err}", file=sys.stderr)
         return 1
@@ -134,13 +140,20 @@ def _progress_printer() -> Callable[[int, str], None]:
     return show
 
 
-def upgrade(target: str, reboot: bool) -> int:
+def upgrade(target: str, reboot: bool, tunnel_wait: int = UPGRADE_HANDSHAKE_WAIT_S) -> int:
     from keel.upgrade.flow import install_bundle
+    from keel.upgrade.record import check_tunnel_wait
 
-    pending = install_bundle(target, _progress_printer(), lambda line: print(line, flush=True))
+    try:
+        check_tunnel_wait(tunnel_wait)
+    except ValueError as err:
+        raise TargetError(f"--tunnel-wait {tunnel_wait}: {err}") from None
+    pending = install_bundle(target, _progress_printer(), lambda line: print(line, flush=True),
+                             tunnel_wait)
     peers = ", ".join(n for _, n in pending.peers) or "no tunnel peers"
+    back = f"{peers} to come back within {pending.tunnel_wait} s" if pending.peers else peers
     print(shown(f"installed. The next boot starts slot {pending.to_slot}; keel keeps it once "
-                f"the router is healthy ({peers} to come back), else boots slot "
+                f"the router is healthy ({back}), else boots slot "
                 f"{pending.from_slot} again."))
     return _reboot(reboot)
 

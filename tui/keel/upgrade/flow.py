@@ -15,7 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from keel.shown import shown
-from keel.upgrade.record import Pending
+from keel.thresholds import UPGRADE_HANDSHAKE_WAIT_S
+from keel.upgrade.record import Pending, check_tunnel_wait
 from keel.upgrade.slots import SlotView, UpgradeStatus
 
 Progress = Callable[[int, str], None]
@@ -26,7 +27,8 @@ def _quiet(_: str) -> None:
     pass
 
 
-def install_bundle(target: str, progress: Progress, say: Say = _quiet) -> Pending:
+def install_bundle(target: str, progress: Progress, say: Say = _quiet,
+                   tunnel_wait: int = UPGRADE_HANDSHAKE_WAIT_S) -> Pending:
     """Verify the bundle (signature, compatible), install it into the slot not
     running and record the trial for the gate of its first boot; returns the
     trial. `progress(percent, what)` as RAUC reports it; `say` the steps."""
@@ -53,7 +55,8 @@ def install_bundle(target: str, progress: Progress, say: Say = _quiet) -> Pendin
     say(f"installing keel {shown(info.version)} into slot {other.name} "
         f"(running: {running} in slot {st.booted})")
     system.install(target, progress)
-    pending = Pending(st.booted, other.name, running, info.version, peers)
+    pending = Pending(st.booted, other.name, running, info.version, peers,
+                      tunnel_wait=check_tunnel_wait(tunnel_wait))
     Records().set_pending(pending)
     return pending
 

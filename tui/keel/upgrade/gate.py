@@ -3,11 +3,12 @@
 On a trial boot (the first boot of a newly installed slot) keel keeps the slot
 only when all hold: `keel apply --boot` applied the user's config with no
 fallback; every peer that had a session before the upgrade has one again
-within UPGRADE_HANDSHAKE_WAIT_S; the console UI has started on tty1; the stall
-meter runs. Otherwise the slot is marked bad and the router reboots into the
-old one, the reason kept for status, doctor and the console. A slot that
-never gets here (its kernel panics or hangs) is left by GRUB after
-UPGRADE_BOOT_TRIES boots, and the next boot of the old slot says so.
+within UPGRADE_HANDSHAKE_WAIT_S (or the install's --tunnel-wait); the console
+UI has started on tty1; the stall meter runs. Otherwise the slot is marked
+bad and the router reboots into the old one, the reason kept for status,
+doctor and the console. A slot that never gets here (its kernel panics or
+hangs) is left by GRUB after UPGRADE_BOOT_TRIES boots, and the next boot of
+the old slot says so.
 
 On any other boot the booted slot is marked good once the boot's apply has
 ended, whatever it applied: an outage of the network is no reason to go back
@@ -47,8 +48,10 @@ class Verdict:
     reason: str = ""
 
 
-def judge(obs: Observation, peers: tuple[tuple[str, str], ...]) -> Verdict:
-    """The gate's decision on a trial boot, from what it sees now."""
+def judge(obs: Observation, peers: tuple[tuple[str, str], ...],
+          tunnel_wait: int = UPGRADE_HANDSHAKE_WAIT_S) -> Verdict:
+    """The gate's decision on a trial boot, from what it sees now; the peers
+    get `tunnel_wait` seconds of uptime to handshake again."""
     late = obs.uptime >= UPGRADE_SEEN_S
     if obs.apply is None:
         return Verdict("roll back", f"keel apply --boot did not end in {UPGRADE_SEEN_S} s") \
@@ -66,9 +69,9 @@ def judge(obs: Observation, peers: tuple[tuple[str, str], ...]) -> Verdict:
             if late else Verdict("wait")
     missing = [name for key, name in peers if key not in obs.sessions]
     if missing:
-        if obs.uptime >= UPGRADE_HANDSHAKE_WAIT_S:
+        if obs.uptime >= tunnel_wait:
             return Verdict("roll back", f"no handshake with {', '.join(missing)} "
-                                        f"in {UPGRADE_HANDSHAKE_WAIT_S} s")
+                                        f"in {tunnel_wait} s")
         return Verdict("wait")
     return Verdict("keep")
 
@@ -131,7 +134,7 @@ def run_gate(say: Callable[[str], None], reboot: Callable[[], None],
                 system.mark("good", "booted")
                 return 0
         else:
-            verdict = judge(obs, pending.peers)
+            verdict = judge(obs, pending.peers, pending.tunnel_wait)
             if verdict.decision == "keep":
                 system.mark("good", "booted")
                 outcome = Outcome("kept", booted, pending.to_version)

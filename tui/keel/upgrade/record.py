@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from keel.state.revisions import atomic_write
+from keel.thresholds import UPGRADE_HANDSHAKE_WAIT_RANGE_S, UPGRADE_HANDSHAKE_WAIT_S
 
 DIR = Path("/data/keel/upgrade")
 PENDING = "pending.json"
@@ -40,6 +41,8 @@ class Pending:
     # peers with a session before the upgrade: (public key, name to show)
     peers: tuple[tuple[str, str], ...]
     at: float = field(default_factory=time.time)
+    # seconds the new slot has to bring those peers back (keel upgrade --tunnel-wait)
+    tunnel_wait: int = UPGRADE_HANDSHAKE_WAIT_S
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Pending:
@@ -52,7 +55,17 @@ class Pending:
                    _text(data["from_version"], "from_version"),
                    _text(data["to_version"], "to_version"),
                    tuple((_text(p[0], "a peer's key"), _text(p[1], "a peer's name"))
-                         for p in peers), float(data.get("at", 0)))
+                         for p in peers), float(data.get("at", 0)),
+                   check_tunnel_wait(data.get("tunnel_wait", UPGRADE_HANDSHAKE_WAIT_S)))
+
+
+def check_tunnel_wait(value: Any) -> int:
+    """A wait for the peers' handshakes in seconds, within
+    UPGRADE_HANDSHAKE_WAIT_RANGE_S; ValueError names what is wrong."""
+    low, high = UPGRADE_HANDSHAKE_WAIT_RANGE_S
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"the tunnel wait must be whole seconds from {low} to {high}")
+    return value
 
 
 @dataclass(frozen=True)
