@@ -87,3 +87,45 @@ UPGRADE_HANDSHAKE_WAIT_RANGE_S = (30, 3600)
 UPGRADE_SEEN_S = 120
 # GRUB tries a slot at most this many times before the next (grub.cfg.in)
 UPGRADE_BOOT_TRIES = 3
+
+# Adaptive CAKE (keel.adaptive; wan.shaping.adaptive): CAKE's rates follow the
+# line, judged per direction from one-way delays to the tunnel's peer. The
+# figures start from cake-autorate's defaults (reference/router.md).
+ADAPT_PROBE_HZ = 10  # probes a second through the tunnel
+# a sample is "delayed" this far over its direction's baseline, plus the time
+# one full-size packet (1500 bytes) takes at the current rate (which matters
+# under about 12 Mbit/s: 12 ms at 1 Mbit/s)
+ADAPT_DELAY_MS = 30.0
+ADAPT_PACKET_BITS = 1500 * 8
+# bufferbloat: this many delayed samples among the last ADAPT_WINDOW
+ADAPT_DELAYED = 3
+ADAPT_WINDOW = 6
+# a cut takes the rate (or what got through, if less) down by a factor between
+# these, in proportion to the delay over the threshold (the largest cut at
+# ADAPT_CUT_FULL_MS over it), and at most once every ADAPT_CUT_EVERY_S
+ADAPT_CUT_LEAST = 0.01
+ADAPT_CUT_MOST = 0.25
+ADAPT_CUT_FULL_MS = 60.0
+ADAPT_CUT_EVERY_S = 0.3
+# under load (what got through is at least this share of the rate) with no
+# delayed sample, the rate rises by this step, at most once every
+# ADAPT_RAISE_EVERY_S and not within ADAPT_RAISE_AFTER_CUT_S of a cut
+ADAPT_HIGH_LOAD = 0.75
+ADAPT_RAISE_STEP = 0.04
+ADAPT_RAISE_EVERY_S = 0.2
+ADAPT_RAISE_AFTER_CUT_S = 1.0
+# with less load than this share, the rate drifts back to the base, closing
+# this share of the gap a second
+ADAPT_IDLE_LOAD = 0.2
+ADAPT_DRIFT_PER_S = 0.05
+# "what got through" is read from CAKE's byte counters over this window
+ADAPT_LOAD_WINDOW_S = 0.5
+# the baseline follows a sample below it at once (most of the way) and one
+# above it slowly (and not while the sample is delayed)
+ADAPT_BASELINE_DOWN = 0.9
+ADAPT_BASELINE_UP = 0.001
+# a peer that stops answering: the rate is held this long, then set to the base
+ADAPT_PEER_HOLD_S = 2.0
+ADAPT_PEER_LOST_S = 5.0
+# a change smaller than this share of the rate is not written to CAKE
+ADAPT_WRITE_LEAST = 0.02

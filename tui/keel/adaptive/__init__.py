@@ -1,0 +1,1 @@
+"""Adaptive CAKE: rates that follow the line (wan.shaping.adaptive)."""
