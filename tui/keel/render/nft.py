@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from keel.adaptive import wire
 from keel.model import RouterModel
 
 IPERF3_PORT = 5201
+PROBE_PORT = wire.PORT
 TABLE = ("inet", "keel")
 PAIRING_SET = "pairing"
 # the ruleset as loaded, without counters or set contents: what keel records
@@ -91,6 +93,8 @@ def render_ruleset(model: RouterModel,
             lines.append(f'\t\tiifname "{tun}" tcp dport {IPERF3_PORT} accept')
             lines.append(f'\t\tiifname "{tun}" udp dport {IPERF3_PORT} accept')
         lines.append(f'\t\tiifname "{tun}" meta l4proto icmp accept')
+        # keel's delay probes (keel.adaptive.wire): answered from the tunnel only
+        lines.append(f'\t\tiifname "{tun}" udp dport {PROBE_PORT} accept')
     if wans:
         w = _set(wans)
         if fw.ping_on_wan:

@@ -14,7 +14,7 @@ from keel.stall.store import DEFAULT_PATH, StallLog
 
 
 def run_stall_meter(out: Path, seconds: int | None, realtime: bool = True,
-                    period: float = meter.PERIOD) -> int:
+                    period: float = meter.PERIOD, reflect: bool = False) -> int:
     log = StallLog(out)
     stop = threading.Event()
 
@@ -24,7 +24,7 @@ def run_stall_meter(out: Path, seconds: int | None, realtime: bool = True,
     previous = {sig: signal.signal(sig, finish) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         got_realtime = meter.run(log.append, seconds=seconds, stop=stop, realtime=realtime,
-                                 period=period)
+                                 period=period, reflect=reflect)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -58,10 +58,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-realtime", action="store_true",
                    help="do not ask for SCHED_FIFO priority")
     p.add_argument("--period-ms", type=_period_ms, default=meter.PERIOD * 1000, metavar="MS",
-                   help="sleep per sample (default 10; longer costs less, resolves less)")
+                   help=f"sleep per sample (default {meter.PERIOD * 1000:.0f}; longer costs "
+                        "less, resolves less)")
+    p.add_argument("--reflect", action="store_true",
+                   help="also answer keel's delay probes that come through a WireGuard "
+                        "tunnel (UDP 51821; adaptive CAKE on the peer uses them)")
     p.set_defaults(func=lambda args: run_stall_meter(args.out, args.seconds,
                                                      not args.no_realtime,
-                                                     args.period_ms / 1000))
+                                                     args.period_ms / 1000, args.reflect))
 
 
 if __name__ == "__main__":

@@ -49,6 +49,10 @@ class StallMeter:
         # collector swaps in a fresh list (a sample appended during the swap may
         # land in the old list after it was read: at most one lost per second)
         self._late: list[list[float]] = [[] for _ in self.cpus]
+        self._before: list[list[float]] = [[] for _ in self.cpus]  # the last second's
+        # when each thread last woke (monotonic): a stall still going on shows
+        # as a thread that has not woken for longer than its period
+        self._woke: list[float] = [time.monotonic() for _ in self.cpus]
         self._got_realtime: list[bool] = [False for _ in self.cpus]
         self._pinned: list[bool] = [False for _ in self.cpus]
         self._ready = threading.Barrier(len(self.cpus) + 1)
@@ -102,19 +106,35 @@ class StallMeter:
         period = self.period
         monotonic = time.monotonic
         sleep = time.sleep
+        woke = self._woke
         while not stop.is_set():
             t0 = monotonic()
             sleep(period)
-            lateness = monotonic() - t0 - period
+            t1 = woke[slot] = monotonic()
+            lateness = t1 - t0 - period
             late[slot].append(lateness if lateness > 0.0 else 0.0)
 
     def take(self) -> dict[int, list[float]]:
         """This second's samples per CPU; the threads start on fresh lists."""
         taken: dict[int, list[float]] = {}
         for slot, cpu in enumerate(self.cpus):
-            taken[cpu] = self._late[slot]
+            taken[cpu] = self._before[slot] = self._late[slot]
             self._late[slot] = []
         return taken
+
+    def recent_ms(self, samples: int = 8) -> float:
+        """How late the CPU was given back just now (ms): the worst of each
+        thread's last `samples` wake-ups (8 x 40 ms: about a third of a
+        second), or the time a thread has overslept so far, if more."""
+        now = time.monotonic()
+        worst = 0.0
+        for slot in range(len(self.cpus)):
+            recent = self._late[slot][-samples:]
+            if len(recent) < samples:
+                recent = self._before[slot][-(samples - len(recent)):] + recent
+            overslept = now - self._woke[slot] - self.period
+            worst = max(worst, overslept, *recent)
+        return worst * 1000.0
 
     def seconds(self, stop: threading.Event | None = None,
                 count: int | None = None) -> Iterator[StallSecond]:
@@ -143,14 +163,22 @@ class StallMeter:
 
 def run(on_second: Callable[[StallSecond], None], *, seconds: int | None = None,
         stop: threading.Event | None = None, cpus: Iterable[int] | None = None,
-        realtime: bool = True, period: float = PERIOD) -> bool:
+        realtime: bool = True, period: float = PERIOD, reflect: bool = False) -> bool:
     """Run a meter, handing each second to on_second; returns whether it ran at
-    real-time priority."""
+    real-time priority. `reflect`: answer keel's delay probes from the tunnels
+    meanwhile (keel.adaptive.reflector), with this meter's recent stall."""
     meter = StallMeter(cpus, realtime=realtime, period=period)
     meter.start()
+    if reflect:
+        from keel.adaptive import reflector
+
+        done = threading.Event()
+        reflector.start(meter.recent_ms, done)
     try:
         for second in meter.seconds(stop, seconds):
             on_second(second)
     finally:
         meter.stop()
+        if reflect:
+            done.set()
     return meter.realtime

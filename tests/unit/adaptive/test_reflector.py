@@ -1,0 +1,112 @@
+"""The reflector on real sockets: loopback stands in for a WireGuard
+interface (a /sys/class/net made for the test names it so), bound to it
+the way the tunnel's socket is."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from keel.adaptive import reflector, wire
+
+PORT = 45821
+
+
+def fake_sys_net(tmp_path: Path, names: dict[str, tuple[int, str]]) -> Path:
+    for name, (index, devtype) in names.items():
+        d = tmp_path / name
+        d.mkdir()
+        (d / "ifindex").write_text(f"{index}\n")
+        (d / "uevent").write_text(f"INTERFACE={name}\nIFINDEX={index}\n"
+                                  + (f"DEVTYPE={devtype}\n" if devtype else ""))
+    return tmp_path
+
+
+def lo_index() -> int:
+    return socket.if_nametoindex("lo")
+
+
+def test_only_wireguard_interfaces_are_found(tmp_path: Path) -> None:
+    net = fake_sys_net(tmp_path, {"wg0": (7, "wireguard"), "eth0": (2, ""),
+                                  "br0": (3, "bridge")})
+    assert reflector.wireguard_interfaces(net) == {"wg0": 7}
+
+
+@pytest.fixture
+def running(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(reflector, "RESCAN_S", 0.3)  # the thread ends soon after stop
+    if not hasattr(socket, "SO_BINDTODEVICE"):
+        pytest.fail("SO_BINDTODEVICE is Linux's; keel runs on Linux")
+    net = fake_sys_net(tmp_path, {"lo": (lo_index(), "wireguard")})
+    refl = reflector.Reflector(lambda: 12.5, port=PORT, sys_net=net, max_per_s=5)
+    stop = threading.Event()
+    thread = threading.Thread(target=refl.run, args=(stop,), daemon=True)
+    thread.start()
+    client = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    client.settimeout(2)
+    yield refl, client
+    stop.set()
+    client.close()
+    thread.join(3)
+    assert not thread.is_alive()
+    refl.close()
+
+
+def ask(client: socket.socket, seq: int) -> wire.Answer:
+    sent = time.time_ns()
+    client.sendto(wire.probe(seq, sent), ("127.0.0.1", PORT))
+    data = client.recv(100)
+    return wire.parse_answer(data)
+
+
+def test_a_probe_is_answered_with_times_and_the_stall(running) -> None:
+    refl, client = running
+    for _ in range(50):  # the first scan binds the socket
+        if refl.sockets:
+            break
+        time.sleep(0.05)
+    got = ask(client, 42)
+    assert got.seq == 42 and got.peer_stall_ms == 12
+    assert got.sent_ns <= got.received_ns <= got.answered_ns <= time.time_ns()
+    up, down = got.one_way_ms(time.time_ns())
+    assert 0 <= up < 1000 and 0 <= down < 1000
+
+
+def test_garbage_is_not_answered_and_a_flood_is_cut(running) -> None:
+    refl, client = running
+    for _ in range(50):
+        if refl.sockets:
+            break
+        time.sleep(0.05)
+    client.sendto(b"hello", ("127.0.0.1", PORT))
+    client.sendto(wire.probe(1, time.time_ns()) + b"x", ("127.0.0.1", PORT))
+    answers = 0
+    second = int(time.monotonic())
+    for seq in range(20):
+        client.sendto(wire.probe(seq, time.time_ns()), ("127.0.0.1", PORT))
+    client.settimeout(0.5)
+    try:
+        while True:
+            wire.parse_answer(client.recv(100))
+            answers += 1
+    except TimeoutError:
+        pass
+    # at most 5 a second: 20 sent within one second (or two, at a boundary)
+    assert answers <= 10 if int(time.monotonic()) != second else answers == 5
+    assert refl.refused >= 2 + 20 - answers
+
+
+def test_the_meter_reports_a_thread_that_overslept() -> None:
+    from keel.stall.meter import StallMeter
+
+    meter = StallMeter([0], period=0.04, realtime=False)
+    meter._woke[0] = time.monotonic() - 0.5  # as if the CPU had been gone for half a second
+    assert 400 < meter.recent_ms() < 600
+    meter._woke[0] = time.monotonic()
+    meter._late[0] = [0.0, 0.002, 0.0]
+    meter._before[0] = [0.030]
+    assert meter.recent_ms() == pytest.approx(30.0)
