@@ -37,7 +37,7 @@ class FakeProbe(engine.Probe):
         return self.pm_qos
 
     def pid_alive(self, pidfile: str) -> bool:
-        return self.holding and pidfile.endswith("pmqos.pid")
+        return self.holding and pidfile.endswith(("pmqos.pid", "adapt.pid"))
 
     def stamp(self, name: str) -> str | None:
         return self.stamps.get(name)
@@ -218,3 +218,40 @@ def test_shaping_moved_to_the_tunnel_leaves_the_wan_plain_fq_codel(tmp_path):
     assert ("ip", "link", "del", "ifb4eth0") in commands
     assert not any(c[:3] == ("ethtool", "-K", "eth0") for c in commands)
     assert "CAKE leaves eth0" in whys(steps)
+
+
+def adaptive_model(attach: str = "wan", down: int = 3600) -> RouterModel:
+    from keel.model.router import Peer, Shaping, WireGuard
+
+    shaping = Shaping(download_kbit=down, upload_kbit=1350, attach=attach, adaptive=True,
+                      download_min_kbit=1500 if down else 0,
+                      download_max_kbit=4000 if down else 0,
+                      upload_min_kbit=600, upload_max_kbit=1500)
+    hub = Peer("k" * 43 + "=", ("10.99.0.0/24", "10.99.0.1/32"), "203.0.113.1:51820")
+    site = Peer("s" * 43 + "=", ("10.99.0.9/32",))  # reaches us: not probed
+    return RouterModel(wans=(Wan("eth0", shaping=shaping),),
+                       wireguard=WireGuard(address=("10.99.0.2/24",), peer=(site, hub)))
+
+
+def test_adaptive_cake_starts_its_daemon_with_the_peer_devices_and_bounds(tmp_path):
+    (start,) = engine.plan_adaptive(adaptive_model(), FakeProbe(tmp_path))
+    assert start.why == "adaptive CAKE: rates follow the line (probing 10.99.0.1)"
+    argv = start.commands[0]
+    assert argv[argv.index("--") + 1:][1:] == (
+        "keel.adaptive.daemon", "--peer", "10.99.0.1", "--egress", "eth0",
+        "--ingress", "ifb4eth0", "--up", "600:1350:1500", "--down", "1500:3600:4000")
+    (tunnel,) = engine.plan_adaptive(adaptive_model("tunnel", down=0), FakeProbe(tmp_path))
+    assert tunnel.commands[0][-6:] == ("--egress", "wg0", "--ingress", "ifb4wg0",
+                                       "--up", "600:1350:1500")  # no --down: not shaped
+
+
+def test_adaptive_cake_runs_once_restarts_on_change_and_stops_when_off(tmp_path):
+    model = adaptive_model()
+    (start,) = engine.plan_adaptive(model, FakeProbe(tmp_path))
+    digest = start.stamps[0][1].strip()
+    running = FakeProbe(tmp_path, holding=True, stamps={"adapt": digest})
+    assert engine.plan_adaptive(model, running) == []
+    changed = FakeProbe(tmp_path, holding=True, stamps={"adapt": "other"})
+    assert whys(engine.plan_adaptive(model, changed)) == ["adaptive CAKE: restarted", start.why]
+    assert whys(engine.plan_adaptive(MODEL, running)) == ["adaptive CAKE off"]
+    assert engine.plan_adaptive(MODEL, FakeProbe(tmp_path)) == []

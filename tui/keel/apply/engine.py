@@ -21,6 +21,7 @@ from keel.apply.execute import Outcome, execute
 from keel.apply.probe import RUN_DIR, Probe
 from keel.apply.steps import Step, stop_daemon
 from keel.model import RouterModel, Tuning, Wan
+from keel.model.router import Shaping
 from keel.parse import nftlist
 from keel.parse.tcqdisc import Qdisc
 from keel.render import cake, dnsmasq, nft, wan_route, wireguard
@@ -172,11 +173,16 @@ def plan_tunnel(model: RouterModel, probe: Probe, private_key: Callable[[], str]
     return steps
 
 
-def _cake_matches(q: Qdisc | None, rate_kbit: int, diffserv: str) -> bool:
+def _cake_matches(q: Qdisc | None, shaping: Shaping, direction: str) -> bool:
+    """The CAKE there is this config's: its diffserv, and its rate the one
+    asked for (adaptive: any rate between the direction's min and max, where
+    keel.adaptive has put it)."""
     if q is None or not q.is_cake:
         return False
-    return (q.options.get("bandwidth") == rate_kbit * 1000 // 8
-            and q.options.get("diffserv") == diffserv)
+    rate = q.options.get("bandwidth")
+    return (isinstance(rate, int) and rate % 125 == 0
+            and shaping.accepts(direction, rate * 8 // 1000)
+            and q.options.get("diffserv") == shaping.diffserv)
 
 
 def plan_shaping(model: RouterModel, probe: Probe) -> list[Step]:
@@ -202,7 +208,7 @@ def _plan_wan_shaping(wan: Wan, tun: str | None, probe: Probe) -> list[Step]:
     stamp_egress = _sha(repr(egress))
     root = probe.root_qdisc(dev)
     if s.upload_kbit > 0:
-        ok = _cake_matches(root, s.upload_kbit, s.diffserv)
+        ok = _cake_matches(root, s, "upload")
     else:
         ok = root is not None and root.kind == "fq_codel"
     if not ok or probe.stamp(f"cake-{dev}.sha") != stamp_egress:
@@ -214,7 +220,7 @@ def _plan_wan_shaping(wan: Wan, tun: str | None, probe: Probe) -> list[Step]:
     ingress = cake.ingress_commands(wan, tun)
     stamp_ingress = _sha(repr(ingress))
     if s.download_kbit > 0:
-        ok = (ifb in links and _cake_matches(probe.root_qdisc(ifb), s.download_kbit, s.diffserv)
+        ok = (ifb in links and _cake_matches(probe.root_qdisc(ifb), s, "download")
               and probe.has_ingress(dev)
               and probe.stamp(f"cake-{ifb}.sha") == stamp_ingress)
         if not ok:
@@ -395,6 +401,48 @@ def plan_latency_hold(want: Tuning, probe: Probe) -> list[Step]:
     return steps
 
 
+def adaptive_argv(model: RouterModel) -> list[str] | None:
+    """The adaptive CAKE daemon's command line for this model (None: off):
+    the tunnel's peer (the first peer with an endpoint and a single-address
+    allowed IP), the devices CAKE sits on, each shaped direction's bounds."""
+    wg = model.wireguard
+    wans = [w for w in model.wans if w.shaping.adaptive]
+    if not wans or wg is None:
+        return None
+    peer = next((str(ipaddress.ip_network(a, strict=False).network_address)
+                 for p in wg.peer if p.endpoint for a in p.allowed_ips
+                 if ipaddress.ip_network(a, strict=False).num_addresses == 1), None)
+    if peer is None:
+        return None
+    wan = wans[0]
+    dev, _ = cake.shaped_device(wan, wg.interface)
+    argv = [sys.executable, "-m", "keel.adaptive.daemon", "--peer", peer, "--egress", dev,
+            "--ingress", cake.ifb_name(dev)]
+    for flag, way in (("--up", "upload"), ("--down", "download")):
+        low, base, high = wan.shaping.bounds(way)
+        if base > 0:
+            argv += [flag, f"{low}:{base}:{high}"]
+    return argv
+
+
+def plan_adaptive(model: RouterModel, probe: Probe) -> list[Step]:
+    """Adaptive CAKE's daemon runs with this model's arguments, or not at all."""
+    pidfile = str(probe.run_dir / "adapt.pid")
+    running = probe.pid_alive(pidfile)
+    argv = adaptive_argv(model)
+    if argv is None:
+        return [stop_daemon("shaping", "adaptive CAKE off", pidfile)] if running else []
+    digest = _sha(repr(argv[1:]))
+    if running and probe.stamp("adapt") == digest:
+        return []
+    steps = [stop_daemon("shaping", "adaptive CAKE: restarted", pidfile)] if running else []
+    steps.append(Step("shaping", f"adaptive CAKE: rates follow the line (probing {argv[4]})",
+                      (("start-stop-daemon", "-S", "-b", "-m", "-p", pidfile,
+                        "-x", sys.executable, "--", *argv[1:]),),
+                      stamps=_stamp(probe.run_dir, "adapt", digest)))
+    return steps
+
+
 def plan_rps(model: RouterModel, probe: Probe) -> list[Step]:
     ncpus = probe.cpu_count()
     if not model.tuning.rps or ncpus < 2:
@@ -442,6 +490,7 @@ def plan(model: RouterModel, probe: Probe, private_key: Callable[[], str]) -> li
         *plan_tunnel(model, probe, private_key),
         *plan_shaping(model, probe),
         *plan_firewall(model, probe),
+        *plan_adaptive(model, probe),
         *plan_forwarding(probe),
         *plan_dnsmasq(model, probe),
         *plan_iperf3(model, probe),

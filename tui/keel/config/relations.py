@@ -27,6 +27,46 @@ def _wan(wan: Wan) -> Iterator[Problem]:
         yield from _gateway(interface(wan.address), address(wan.gateway))
 
 
+def _adaptive(cfg: Config) -> Iterator[Problem]:
+    """Adaptive CAKE: each shaped direction has 0 < min <= base <= max, and
+    the tunnel has a peer to probe (one this router reaches: an endpoint)."""
+    s = cfg.wan.shaping
+    if not s.adaptive:
+        for d in ("download", "upload"):
+            for end in ("min", "max"):
+                if getattr(s, f"{d}_{end}_kbit"):
+                    yield Problem(f"wan.shaping.{d}_{end}_kbit", "only with adaptive = true")
+        return
+    if s.download_kbit <= 0 and s.upload_kbit <= 0:
+        yield Problem("wan.shaping.adaptive", "no rate to adapt: download_kbit and "
+                                              "upload_kbit are both 0 (off)")
+    for d in ("download", "upload"):
+        base = getattr(s, f"{d}_kbit")
+        low, high = getattr(s, f"{d}_min_kbit"), getattr(s, f"{d}_max_kbit")
+        if base <= 0:
+            if low or high:
+                yield Problem(f"wan.shaping.{d}_min_kbit", f"{d} is not shaped "
+                                                            f"({d}_kbit = 0)")
+            continue
+        if low <= 0:
+            yield Problem(f"wan.shaping.{d}_min_kbit", "missing: adaptive = true "
+                                                        f"(at most {d}_kbit = {base})")
+        elif low > base:
+            yield Problem(f"wan.shaping.{d}_min_kbit", f"{low} is above the base "
+                                                        f"{d}_kbit = {base}")
+        if high <= 0:
+            yield Problem(f"wan.shaping.{d}_max_kbit", "missing: adaptive = true "
+                                                        f"(at least {d}_kbit = {base})")
+        elif high < base:
+            yield Problem(f"wan.shaping.{d}_max_kbit", f"{high} is below the base "
+                                                        f"{d}_kbit = {base}")
+    wg = cfg.wireguard
+    if not wg.enabled or not any(p.endpoint for p in wg.peer):
+        yield Problem("wan.shaping.adaptive", "needs the tunnel: its peer answers the delay "
+                                              "probes (wireguard.enabled, a peer with an "
+                                              "endpoint)")
+
+
 def _gateway(iface: Interface, gateway: Address) -> Iterator[Problem]:
     """A gateway inside the WAN subnet, or anywhere on the link when the
     address is a single host (/32, /128: a VPS's on-link gateway) or the
@@ -118,6 +158,8 @@ def cross_checks(cfg: Config, clean: frozenset[str] | None = None) -> list[Probl
         out += _wan(cfg.wan)
     if ready("lan") and cfg.lan is not None:
         out += _lan(cfg.lan)
+    if ready("wan", "wireguard"):
+        out += _adaptive(cfg)
     if ready("wireguard", "wan", "firewall", "selftest"):
         out += tunnel.wireguard(cfg)
     if ready("wan", "lan", "wireguard"):

@@ -111,6 +111,14 @@ class Shaping:
     attach: str = key("wan", "where CAKE sits: wan (everything on the WAN) or tunnel "
                              "(wg0 + ifb4wg0: sees the flows inside WireGuard)",
                       one_of("wan", "tunnel"))
+    adaptive: bool = key(False, "follow the line: CAKE's rates adapted from one-way delay "
+                                "through the tunnel to its peer, between the min and max "
+                                "below; the rates above are the base (README: adaptive CAKE)")
+    download_min_kbit: int = key(0, "adaptive: the lowest download rate", RATE)
+    download_max_kbit: int = key(0, "adaptive: the highest download rate (the measured line)",
+                                 RATE)
+    upload_min_kbit: int = key(0, "adaptive: the lowest upload rate", RATE)
+    upload_max_kbit: int = key(0, "adaptive: the highest upload rate (the measured line)", RATE)
 
 
 @dataclass(frozen=True)

@@ -107,23 +107,28 @@ def check_shaping(model: RouterModel, qdiscs: list[Qdisc]) -> list[Check]:
     tun = model.wireguard.interface if model.wireguard else None
     for wan in model.wans:
         shaped, _ = shaped_device(wan, tun)
-        for direction, dev, rate in (("egress", shaped, wan.shaping.upload_kbit),
-                                     ("ingress", ifb_name(shaped),
-                                      wan.shaping.download_kbit)):
+        for direction, dev, rate, way in (("egress", shaped, wan.shaping.upload_kbit,
+                                           "upload"),
+                                          ("ingress", ifb_name(shaped),
+                                           wan.shaping.download_kbit, "download")):
             if rate <= 0:
                 continue
             q = root_cake(qdiscs, dev)
             want_bps = rate * 1000
+            low, _, high = wan.shaping.bounds(way)
             if q is None:
                 checks.append(Check("cake", f"{wan.interface} {direction}", FAIL,
                                     f"no CAKE on {dev} ({rate} kbit/s asked)"))
-            elif q.bandwidth_bps != want_bps:
+            elif not low * 1000 <= q.bandwidth_bps <= high * 1000:
+                asked = (f"{want_bps} asked" if low == high
+                         else f"adaptive between {low} and {high} kbit/s asked")
                 checks.append(Check("cake", f"{wan.interface} {direction}", FAIL,
-                                    f"CAKE on {dev} at {q.bandwidth_bps} bit/s, "
-                                    f"{want_bps} asked"))
+                                    f"CAKE on {dev} at {q.bandwidth_bps} bit/s, {asked}"))
             else:
+                now = q.bandwidth_bps // 1000
+                how = f"{now} kbit/s" if low == high else f"{now} kbit/s (adaptive, base {rate})"
                 checks.append(Check("cake", f"{wan.interface} {direction}", OK,
-                                    f"CAKE on {dev} at {rate} kbit/s, {q.packets} packets, "
+                                    f"CAKE on {dev} at {how}, {q.packets} packets, "
                                     f"{q.drops} drops",
                                     {"dev": dev, "bandwidth_bps": q.bandwidth_bps,
                                      "packets": q.packets, "drops": q.drops}))

@@ -9,7 +9,10 @@ from keel.model import router as m
 def _shaping(s: schema.Shaping) -> m.Shaping:
     return m.Shaping(download_kbit=s.download_kbit, upload_kbit=s.upload_kbit,
                      overhead=s.overhead, diffserv=s.diffserv, nat=s.nat,
-                     wash_ingress=s.wash_ingress, attach=s.attach)
+                     wash_ingress=s.wash_ingress, attach=s.attach, adaptive=s.adaptive,
+                     download_min_kbit=s.download_min_kbit,
+                     download_max_kbit=s.download_max_kbit,
+                     upload_min_kbit=s.upload_min_kbit, upload_max_kbit=s.upload_max_kbit)
 
 
 def _wireguard(wg: schema.WireGuard) -> m.WireGuard | None:

@@ -22,10 +22,33 @@ class Shaping:
     # whole tunnel as one flow) or "tunnel" (the WireGuard device and an IFB
     # on its ingress; sees the flows inside the tunnel). See README.
     attach: str = "wan"
+    # adaptive: the rates above are each direction's base; keel.adaptive moves
+    # them between min and max (0 where that direction is not shaped)
+    adaptive: bool = False
+    download_min_kbit: int = 0
+    download_max_kbit: int = 0
+    upload_min_kbit: int = 0
+    upload_max_kbit: int = 0
     # fixed by keel, not in the schema
     ack_filter: bool = False
     rtt_ms: int = 100
     tunnel_overhead: int = 60  # bytes WireGuard adds to each packet (IPv4 endpoint)
+
+    def bounds(self, direction: str) -> tuple[int, int, int]:
+        """(min, base, max) kbit/s of "upload" or "download"; fixed shaping
+        has all three equal."""
+        base = self.upload_kbit if direction == "upload" else self.download_kbit
+        if not self.adaptive or base <= 0:
+            return base, base, base
+        if direction == "upload":
+            return self.upload_min_kbit, base, self.upload_max_kbit
+        return self.download_min_kbit, base, self.download_max_kbit
+
+    def accepts(self, direction: str, kbit: int) -> bool:
+        """A running CAKE rate that is this config's: the rate asked for, or
+        with adaptive shaping any rate between the direction's min and max."""
+        low, _, high = self.bounds(direction)
+        return low <= kbit <= high
 
 
 @dataclass(frozen=True)

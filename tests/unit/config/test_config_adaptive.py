@@ -1,0 +1,71 @@
+"""wan.shaping.adaptive and its bounds: what the loader takes and the
+message for what it does not."""
+
+from __future__ import annotations
+
+import pytest
+
+from keel.config.errors import ConfigError
+from keel.config.load import load_text
+from keel.model.from_config import model_from_config
+
+KEY = "HlOu1tgN6jIPCqo/B9y+b7TT1bltyagEMGZGjSZNPVI="
+TUNNEL = ("[wireguard]\nenabled = true\naddress = ['10.7.0.2/24']\n"
+          f"[[wireguard.peer]]\npublic_key = '{KEY}'\nallowed_ips = ['10.7.0.1/32']\n"
+          "endpoint = '198.51.100.7:51820'\n")
+
+
+def shaping(**keys: object) -> str:
+    lines = {"download_kbit": 3600, "upload_kbit": 1350, "adaptive": "true",
+             "download_min_kbit": 1500, "download_max_kbit": 4000,
+             "upload_min_kbit": 600, "upload_max_kbit": 1500}
+    lines.update(keys)
+    return "[wan.shaping]\n" + "".join(f"{k} = {v}\n" for k, v in lines.items()
+                                       if v is not None)
+
+
+def problems(text: str) -> list[str]:
+    with pytest.raises(ConfigError) as err:
+        load_text(text, "t.toml")
+    return [str(p) for p in err.value.problems]
+
+
+def test_an_adaptive_line_is_taken_with_its_bounds() -> None:
+    model = model_from_config(load_text(shaping() + TUNNEL, "t.toml"))
+    s = model.wans[0].shaping
+    assert s.bounds("upload") == (600, 1350, 1500)
+    assert s.bounds("download") == (1500, 3600, 4000)
+    assert s.accepts("download", 1500) and s.accepts("download", 4000)
+    assert not s.accepts("download", 1499) and not s.accepts("upload", 1501)
+
+
+def test_fixed_shaping_accepts_its_rate_only() -> None:
+    model = model_from_config(load_text(shaping(adaptive="false", download_min_kbit=None,
+                                                download_max_kbit=None, upload_min_kbit=None,
+                                                upload_max_kbit=None), "t.toml"))
+    s = model.wans[0].shaping
+    assert s.bounds("upload") == (1350, 1350, 1350)
+    assert s.accepts("upload", 1350) and not s.accepts("upload", 1349)
+
+
+@pytest.mark.parametrize(("keys", "message"), [
+    ({"download_min_kbit": 4000}, "wan.shaping.download_min_kbit: 4000 is above the base "
+                                  "download_kbit = 3600"),
+    ({"upload_max_kbit": 1000}, "wan.shaping.upload_max_kbit: 1000 is below the base "
+                                "upload_kbit = 1350"),
+    ({"upload_min_kbit": None}, "wan.shaping.upload_min_kbit: missing: adaptive = true "
+                                "(at most upload_kbit = 1350)"),
+    ({"download_max_kbit": None}, "wan.shaping.download_max_kbit: missing: adaptive = true "
+                                  "(at least download_kbit = 3600)"),
+    ({"download_kbit": 0, "upload_kbit": 0}, "wan.shaping.adaptive: no rate to adapt"),
+    ({"adaptive": "false"}, "wan.shaping.download_min_kbit: only with adaptive = true"),
+])
+def test_bad_bounds_are_named(keys: dict, message: str) -> None:
+    assert any(p.startswith(message) for p in problems(shaping(**keys) + TUNNEL)), \
+        problems(shaping(**keys) + TUNNEL)
+
+
+def test_adaptive_needs_a_peer_to_probe() -> None:
+    assert problems(shaping()) == [
+        "wan.shaping.adaptive: needs the tunnel: its peer answers the delay probes "
+        "(wireguard.enabled, a peer with an endpoint)"]

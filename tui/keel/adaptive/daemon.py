@@ -1,0 +1,297 @@
+"""The adaptive CAKE daemon, started by `keel apply` when wan.shaping.adaptive
+is on:
+
+    python -m keel.adaptive.daemon --peer 10.99.0.1 --egress eth0 --ingress ifb4eth0 \\
+        --up 600:1350:1500 --down 1500:3600:4000
+
+Every 1/ADAPT_PROBE_HZ seconds it sends a probe through the tunnel to the
+peer's reflector, reads the answers that came meanwhile (one-way delay each
+way, and the peer's stall), reads what got through each CAKE (the devices'
+byte counters), notes whether this router stalled (the loop woke late) or a
+core was saturated, steps each direction's controller
+(keel.adaptive.controller) and writes a changed rate to CAKE over netlink.
+
+It keeps, in /run/keel: adapt.json (the rates now, for the console and
+doctor, rewritten once a second) and adapt.jsonl (every change with its
+reason, and every cut skipped for a stall; bounded)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+from keel import thresholds as th
+from keel.adaptive import wire
+from keel.adaptive.controller import Bounds, Decision, State, Tick, start, step
+from keel.adaptive.reflector import SO_TIMESTAMPNS, arrival_ns
+from keel.parse.procstat import parse_proc_stat, shares
+
+RUN_DIR = Path("/run/keel")
+STATE = "adapt.json"
+LOG = "adapt.jsonl"
+LOG_MAX_LINES, LOG_KEEP_LINES = 4000, 2000
+OWN_STALL_MS = 20.0  # the loop woke this late: this router's CPU was away
+PEER_STALL_MS = 20.0  # the peer's reflector says its CPU was away this long
+CPU_EVERY_S = 0.5
+STALL_HOLD_S = 1.0  # a stall seen marks this long (the issue's "a second")
+
+
+@dataclass(frozen=True)
+class Plan:
+    peer: str
+    egress: str
+    ingress: str
+    up: Bounds | None  # None: that direction is not shaped
+    down: Bounds | None
+
+
+def _bounds(text: str) -> Bounds:
+    try:
+        low, base, high = (int(v) for v in text.split(":"))
+        return Bounds(low, base, high)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"MIN:BASE:MAX in kbit/s, 0 < min <= base <= max "
+                                         f"({err})") from None
+
+
+def parse_args(argv: list[str]) -> Plan:
+    p = argparse.ArgumentParser(prog="python -m keel.adaptive.daemon")
+    p.add_argument("--peer", required=True, help="the tunnel peer's address (its reflector)")
+    p.add_argument("--egress", required=True, help="the device with the upload CAKE")
+    p.add_argument("--ingress", required=True, help="the IFB with the download CAKE")
+    p.add_argument("--up", type=_bounds, metavar="MIN:BASE:MAX")
+    p.add_argument("--down", type=_bounds, metavar="MIN:BASE:MAX")
+    a = p.parse_args(argv)
+    if a.up is None and a.down is None:
+        p.error("nothing to adapt: give --up, --down or both")
+    return Plan(a.peer, a.egress, a.ingress, a.up, a.down)
+
+
+class Log:
+    """adapt.jsonl: appended a line at a time, cut to its last LOG_KEEP_LINES
+    once it passes LOG_MAX_LINES (rewritten atomically)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lines = 0
+
+    def add(self, record: dict) -> None:
+        with self.path.open("a") as f:
+            f.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self.lines += 1
+        if self.lines > LOG_MAX_LINES:
+            kept = self.path.read_text().splitlines()[-LOG_KEEP_LINES:]
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text("\n".join(kept) + "\n")
+            os.replace(tmp, self.path)
+            self.lines = len(kept)
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path) as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return None
+
+
+class Counters:
+    """What got through a device (tx bytes) over the load window."""
+
+    def __init__(self, dev: str) -> None:
+        self.path = f"/sys/class/net/{dev}/statistics/tx_bytes"
+        self.seen: deque[tuple[float, int]] = deque()
+
+    def kbit(self, now: float) -> float:
+        value = _read_int(self.path)
+        if value is None:
+            self.seen.clear()
+            return 0.0
+        self.seen.append((now, value))
+        while len(self.seen) > 2 and now - self.seen[1][0] >= th.ADAPT_LOAD_WINDOW_S:
+            self.seen.popleft()
+        (t0, b0), (t1, b1) = self.seen[0], self.seen[-1]
+        return (b1 - b0) * 8 / 1000 / (t1 - t0) if t1 > t0 and b1 >= b0 else 0.0
+
+
+class Cpus:
+    """A core saturated since the last read (keel.thresholds.CORE_SATURATED)."""
+
+    def __init__(self) -> None:
+        self.before = self._read()
+
+    @staticmethod
+    def _read():
+        try:
+            with open("/proc/stat") as f:
+                return parse_proc_stat(f.read())
+        except OSError:
+            return {}
+
+    def saturated(self) -> bool:
+        after = self._read()
+        per_cpu = shares(self.before, after)
+        self.before = after
+        return any(name != "cpu" and (s.busy >= th.CORE_SATURATED
+                                      or s.softirq >= th.CORE_SATURATED)
+                   for name, s in per_cpu.items())
+
+
+class Daemon:
+    def __init__(self, plan: Plan, run_dir: Path = RUN_DIR, cake=None,
+                 port: int = wire.PORT) -> None:
+        from keel.system.cake_rate import CakeRates
+
+        self.plan = plan
+        self.run_dir = run_dir
+        self.cake = cake or CakeRates()
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        self.sock.setblocking(False)
+        self.sock.connect((plan.peer, port))
+        self.bounds = {way: b for way, b in (("up", plan.up), ("down", plan.down)) if b}
+        self.states = {way: start(b) for way, b in self.bounds.items()}
+        self.written = {way: 0 for way in self.bounds}
+        self.devs = {"up": plan.egress, "down": plan.ingress}
+        self.counters = {way: Counters(self.devs[way]) for way in self.bounds}
+        self.cpus = Cpus()
+        self.log = Log(run_dir / LOG)
+        self.seq = 0
+        self.last_reply: float | None = None
+        self.stalled_until = float("-inf")
+        self.last_skip = {"up": float("-inf"), "down": float("-inf")}
+        self.through = {"up": 0.0, "down": 0.0}
+        self.answers = 0
+
+    def _send(self) -> None:
+        self.seq = (self.seq + 1) & 0xFFFFFFFF
+        with contextlib.suppress(OSError):  # no route now (tunnel down): the peer is silent
+            self.sock.send(wire.probe(self.seq, time.time_ns()))
+
+    def _drain(self, now: float) -> tuple[list[float], list[float], bool]:
+        ups, downs, peer_stalled = [], [], False
+        while True:
+            try:
+                data, ancdata, _, _ = self.sock.recvmsg(64, socket.CMSG_SPACE(16))
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:  # e.g. ICMP unreachable from an earlier probe
+                continue
+            arrived = arrival_ns(ancdata)
+            try:
+                ans = wire.parse_answer(data)
+            except wire.WireError:
+                continue
+            up, down = ans.one_way_ms(arrived)
+            ups.append(up)
+            downs.append(down)
+            peer_stalled |= ans.peer_stall_ms >= PEER_STALL_MS
+            self.last_reply = now
+            self.answers += 1
+        return ups, downs, peer_stalled
+
+    def _write(self, way: str, decision: Decision, now: float) -> None:
+        rate, dev = decision.rate_kbit, self.devs[way]
+        written = self.written[way]
+        if decision.kind == "stall-skipped":
+            if now - self.last_skip[way] >= 1.0:  # a line a second at most
+                self.last_skip[way] = now
+                self.log.add({"t": time.time(), "dir": way, "rate_kbit": rate,
+                              "kind": decision.kind, "reason": decision.reason})
+            return
+        small = written and abs(rate - written) < th.ADAPT_WRITE_LEAST * written
+        if rate == written or (small and decision.kind not in ("cut", "base")):
+            return
+        try:
+            self.cake.set(dev, rate)
+        except OSError as err:
+            self.log.add({"t": time.time(), "dir": way, "rate_kbit": rate, "kind": "error",
+                          "reason": f"{dev}: {err}"})
+            self.written[way] = 0  # written again next time
+            return
+        self.written[way] = rate
+        self.log.add({"t": time.time(), "dir": way, "from_kbit": written, "rate_kbit": rate,
+                      "kind": decision.kind, "reason": decision.reason})
+
+    def tick(self, now: float, late_ms: float, check_cpus: bool) -> None:
+        ups, downs, peer_stalled = self._drain(now)
+        if late_ms >= OWN_STALL_MS or peer_stalled or (check_cpus and self.cpus.saturated()):
+            self.stalled_until = now + STALL_HOLD_S
+        stalled = now < self.stalled_until
+        for way, samples in (("up", ups), ("down", downs)):
+            if way not in self.bounds:
+                continue
+            self.through[way] = self.counters[way].kbit(now)
+            tick = Tick(now, tuple(samples), self.through[way], stalled, self.last_reply)
+            state: State
+            state, decision = step(self.states[way], tick, self.bounds[way])
+            self.states[way] = state
+            self._write(way, decision, now)
+        self._send()
+
+    def snapshot(self) -> dict:
+        def one(way: str) -> dict:
+            s, b = self.states[way], self.bounds[way]
+            return {"rate_kbit": s.rate_kbit, "min_kbit": b.min_kbit, "base_kbit": b.base_kbit,
+                    "max_kbit": b.max_kbit, "through_kbit": round(self.through[way]),
+                    "baseline_ms": None if s.baseline_ms is None else round(s.baseline_ms, 2),
+                    "dev": self.devs[way]}
+        silent = (None if self.last_reply is None
+                  else round(time.monotonic() - self.last_reply, 1))
+        return {"t": time.time(), "peer": self.plan.peer, "answers": self.answers,
+                "peer_silent_s": silent, **{way: one(way) for way in self.bounds}}
+
+    def run(self, stop: threading.Event) -> None:
+        period = 1.0 / th.ADAPT_PROBE_HZ
+        state_path = self.run_dir / STATE
+        began = next_at = time.monotonic()
+        next_cpu = next_state = began
+        for way in self.bounds:  # the base from the start (apply set it too)
+            self._write(way, Decision(self.bounds[way].base_kbit, "start: the base", "base"),
+                        began)
+        while not stop.is_set():
+            delay = next_at - time.monotonic()
+            if delay > 0 and stop.wait(delay):
+                break
+            now = time.monotonic()
+            late_ms = max(0.0, (now - next_at) * 1000)
+            check_cpus = now >= next_cpu
+            if check_cpus:
+                next_cpu = now + CPU_EVERY_S
+            self.tick(now, late_ms, check_cpus)
+            if now >= next_state:
+                next_state = now + 1.0
+                tmp = state_path.with_suffix(".tmp")
+                tmp.write_text(json.dumps(self.snapshot()) + "\n")
+                os.replace(tmp, state_path)
+            next_at += period
+            if now - next_at > 1.0:  # far behind (a long stall): start the count again
+                next_at = now + period
+
+
+def main(argv: list[str] | None = None) -> int:
+    plan = parse_args(sys.argv[1:] if argv is None else argv)
+    RUN_DIR.mkdir(parents=True, exist_ok=True)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    daemon = Daemon(plan)
+    try:
+        daemon.run(stop)
+    finally:
+        (RUN_DIR / STATE).unlink(missing_ok=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
