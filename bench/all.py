@@ -10,11 +10,12 @@ import subprocess
 import sys
 import time
 
-# (module, arguments): the lab scenarios, where CAKE sits, the starving VPS,
+# (module, arguments): the lab scenarios, where CAKE sits, adaptive CAKE, the starving VPS,
 # the boot, an upgrade, the console UI's own cost
 BENCHES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("bench.run", ()),
     ("bench.cake_placement", ()),
+    ("bench.adaptive", ()),
     ("bench.starving", ()),
     ("bench.boot", ()),
     ("bench.upgrade", ()),

@@ -35,7 +35,7 @@ iperf3_server = true
 
 def edge_config(hub_pub: str, *, upload: int = UP_KBIT, download: int = DOWN_KBIT,
                 ssh: bool = False, address: str = topo.EDGE_WAN_DIRECT,
-                gateway: str = NO_ROUTER, attach: str = "wan") -> str:
+                gateway: str = NO_ROUTER, attach: str = "wan", shaping_extra: str = "") -> str:
     return f"""
 [system]
 hostname = "edge"
@@ -48,7 +48,7 @@ gateway = "{gateway}"
 download_kbit = {download}
 upload_kbit = {upload}
 attach = "{attach}"
-[lan]
+{shaping_extra}[lan]
 interface = "eth1"
 address = "{topo.LAN_EDGE}/24"
 dhcp_start = "192.168.77.100"

@@ -1,0 +1,160 @@
+"""A line whose capacity changes on a schedule, loaded both ways through the
+tunnel, with the edge's CAKE fixed or adaptive: the adaptive lab test and
+`make bench` (bench/adaptive.py) run the same scenarios through here.
+
+The isp changes its bottleneck's rates (tbf, with the FIFO kept 500 ms long
+at each rate) on the schedule while the edge runs iperf3 --bidir through the
+tunnel to the hub and pings the hub's tunnel address every 0.2 s."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from keel.parse import iperf3, ping
+from keel.selftest.grading import latency_stats
+from tests.lab import configs
+from tests.lab import topology as topo
+from tests.lab.guest import Guest
+
+PING_EVERY = 0.2
+SETTLE_S = 3  # the first seconds of each phase: the queue (or the rate) is still moving
+
+
+@dataclass(frozen=True)
+class Phase:
+    seconds: int
+    down_kbit: int
+    up_kbit: int
+
+
+# the issue's example: download 4 -> 1.5 -> 3 Mbit/s, upload 1.5 -> 0.6 -> 1.2
+SCHEDULE = (Phase(20, 4000, 1500), Phase(20, 1500, 600), Phase(20, 3000, 1200))
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    down_kbit: int  # CAKE's rate (the base, when adaptive)
+    up_kbit: int
+    adaptive: tuple[int, int, int, int] | None = None  # down min, max; up min, max
+
+    def shaping(self) -> str:
+        if self.adaptive is None:
+            return ""
+        dmin, dmax, umin, umax = self.adaptive
+        return (f"adaptive = true\ndownload_min_kbit = {dmin}\ndownload_max_kbit = {dmax}\n"
+                f"upload_min_kbit = {umin}\nupload_max_kbit = {umax}\n")
+
+
+def scenarios(schedule: tuple[Phase, ...] = SCHEDULE) -> tuple[Scenario, ...]:
+    """CAKE fixed at 90 % of the first phase's line, fixed at 90 % of the
+    lowest, and adaptive (base: the first; max: the highest line; min: half
+    the lowest)."""
+    first = schedule[0]
+    low_d, low_u = min(p.down_kbit for p in schedule), min(p.up_kbit for p in schedule)
+    high_d, high_u = max(p.down_kbit for p in schedule), max(p.up_kbit for p in schedule)
+    return (
+        Scenario("fixed at first", first.down_kbit * 9 // 10, first.up_kbit * 9 // 10),
+        Scenario("fixed at lowest", low_d * 9 // 10, low_u * 9 // 10),
+        Scenario("adaptive", first.down_kbit * 9 // 10, first.up_kbit * 9 // 10,
+                 (low_d // 2, high_d, low_u // 2, high_u)),
+    )
+
+
+@dataclass
+class Run:
+    scenario: str
+    idle_ms: float
+    # per phase: +p50 and +p95 over idle (ms), goodput down and up (kbit/s)
+    phases: list[dict] = field(default_factory=list)
+
+    def total(self, key: str) -> float:
+        return max(p[key] for p in self.phases) if key.startswith("p") else \
+            sum(p[key] * p["seconds"] for p in self.phases) / sum(p["seconds"]
+                                                                  for p in self.phases)
+
+
+def set_line(isp: Guest, down_kbit: int, up_kbit: int) -> str:
+    """The shell commands that put the isp's line at these rates (its FIFO
+    500 ms long at each)."""
+    shape = topo.Bottleneck(down_kbit=down_kbit, up_kbit=up_kbit)
+    cmds = []
+    for dev, rate in ((isp.ifname("up"), down_kbit), (isp.ifname("core"), up_kbit)):
+        cmds.append(f"tc qdisc change dev {dev} root handle 1: tbf rate {rate}kbit burst 16k "
+                    f"latency {shape.buffer_ms + 100}ms")
+        cmds.append(f"tc qdisc change dev {dev} parent 1:1 handle 10: netem delay "
+                    f"{shape.delay_ms}ms limit {shape.fifo_packets(rate)}")
+    return " && ".join(cmds)
+
+
+def configure(rl: topo.RouterLab, hub_pub: str, scenario: Scenario) -> None:
+    """The edge's config for `scenario` (CAKE on the tunnel), applied by keel."""
+    edge = rl.edge
+    text = configs.edge_config(hub_pub, download=scenario.down_kbit, upload=scenario.up_kbit,
+                               attach="tunnel", address=topo.EDGE_WAN_VIA_ISP,
+                               gateway=topo.ISP_UP, shaping_extra=scenario.shaping())
+    edge.write_file("/data/keel/keel.toml", text)
+    edge.check("keel apply", 90)
+    if scenario.adaptive:
+        edge.until("test -s /run/keel/adapt.json", 30)
+
+
+def run(rl: topo.RouterLab, scenario: Scenario,
+        schedule: tuple[Phase, ...] = SCHEDULE) -> Run:
+    """One scenario on the schedule (the edge already configured for it)."""
+    edge, isp = rl.edge, rl.isp
+    assert isp is not None
+    first = schedule[0]
+    isp.check(set_line(isp, first.down_kbit, first.up_kbit))
+    edge.check("sleep 3")  # queues from the last run drain
+    idle = ping.track(edge.check(f"ping -D -O -n -i {PING_EVERY} -c 15 {topo.HUB_TUNNEL}",
+                                 60), PING_EVERY)
+    idle_ms = latency_stats([s.rtt_ms for s in idle]).p50_ms
+    total = sum(p.seconds for p in schedule)
+    steps = []
+    for p in schedule[1:]:
+        steps.append(f"sleep {schedule[schedule.index(p) - 1].seconds}")
+        steps.append(set_line(isp, p.down_kbit, p.up_kbit))
+    isp.check(f"rm -f /run/schedule.log; ({' && '.join(steps)} "
+              "&& echo done > /run/schedule.log) >/dev/null 2>&1 &")
+    edge.check("rm -f /run/p /run/load.json; "
+               f"(ping -D -O -n -i {PING_EVERY} -w {total} {topo.HUB_TUNNEL} > /run/p &); "
+               f"iperf3 -c {topo.HUB_TUNNEL} --bidir -t {total} --json-stream "
+               "> /run/load.json 2>/dev/null; sleep 1", timeout=total * 3 + 60)
+    isp.until("test -s /run/schedule.log", 30)
+    pings = ping.track(edge.check("cat /run/p"), PING_EVERY)
+    intervals = []
+    for line in edge.check("cat /run/load.json", 60).splitlines():
+        if line.strip().startswith("{"):
+            event, data = iperf3.parse_stream_line(line)
+            if event == "interval":
+                intervals.extend(data)
+    result = Run(scenario.name, idle_ms)
+    start = 0.0
+    for p in schedule:
+        lo, hi = start + SETTLE_S, start + p.seconds
+        rtts = [s.rtt_ms for s in pings if lo <= s.sent - pings[0].sent < hi]
+        stats = latency_stats(rtts)
+        up = [i.bps for i in intervals if not i.reverse and lo <= i.start < hi]
+        down = [i.bps for i in intervals if i.reverse and lo <= i.start < hi]
+        result.phases.append({
+            "seconds": p.seconds, "line_down_kbit": p.down_kbit, "line_up_kbit": p.up_kbit,
+            "p50": round(stats.p50_ms - idle_ms, 1), "p95": round(stats.p95_ms - idle_ms, 1),
+            "lost": stats.lost,
+            "down_kbit": round(sum(down) / len(down) / 1000) if down else 0,
+            "up_kbit": round(sum(up) / len(up) / 1000) if up else 0})
+        start = hi
+    return result
+
+
+def adapt_log(edge: Guest) -> list[dict]:
+    out = edge.check("cat /run/keel/adapt.jsonl 2>/dev/null; true")
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def offered(schedule: tuple[Phase, ...] = SCHEDULE) -> tuple[float, float]:
+    """The line's (down, up) kbit/s over the schedule, time-weighted."""
+    total = sum(p.seconds for p in schedule)
+    return (sum(p.down_kbit * p.seconds for p in schedule) / total,
+            sum(p.up_kbit * p.seconds for p in schedule) / total)
