@@ -35,7 +35,9 @@ PURE = ("keel.config", "keel.model", "keel.render", "keel.parse",
         "keel.pair.code", "keel.pair.messages", "keel.pair.protocol", "keel.pair.session",
         "keel.pair.settle",
         # the upgrade's boot state and slot view: parsers of what GRUB and RAUC keep
-        "keel.upgrade.grubenv", "keel.upgrade.slots")
+        "keel.upgrade.grubenv", "keel.upgrade.slots",
+        # adaptive CAKE's controller and its probes on the wire
+        "keel.adaptive.controller", "keel.adaptive.wire")
 TOUCHES_THE_SYSTEM = ("subprocess", "keel.system", "keel.apply", "keel.metrics",
                       "keel.selftest", "keel.doctor", "keel.tuning", "keel.state",
                       "keel.wireguard", "keel.ui", "textual", "rich")

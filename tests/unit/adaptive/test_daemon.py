@@ -49,12 +49,11 @@ def test_arguments_are_checked() -> None:
 
 
 def test_it_measures_through_the_peers_reflector(tmp_path: Path, monkeypatch) -> None:
-    net = tmp_path / "net"
-    (net / "lo").mkdir(parents=True)
-    (net / "lo" / "uevent").write_text("INTERFACE=lo\nDEVTYPE=wireguard\n")
-    (net / "lo" / "ifindex").write_text("1\n")
+    import socket
+
     monkeypatch.setattr(reflector, "RESCAN_S", 0.3)
-    refl = reflector.Reflector(lambda: 0.0, port=PORT, sys_net=net)
+    refl = reflector.Reflector(lambda: 0.0, port=PORT,
+                               find=lambda: {"lo": socket.if_nametoindex("lo")})
     stop = threading.Event()
     threading.Thread(target=refl.run, args=(stop,), daemon=True).start()
     cake = Recorder()

@@ -28,6 +28,7 @@ def test_a_line_a_second_and_the_pingers_stopped():
     lines = out.getvalue().splitlines()
     assert len(lines) == 4  # 0, 1, 2, 3 s
     assert lines[-1].endswith("| healthy") and "stall p99 0 max 1 ms" in lines[-1]
+    assert "cake up 40.0M down 40.0M" in lines[-1]  # the rates now (adaptive CAKE moves them)
     assert last is not None and last.worst.cause == "healthy"
 
 

@@ -34,7 +34,10 @@ from keel import thresholds as th
 from keel.adaptive import wire
 from keel.adaptive.controller import Bounds, Decision, State, Tick, start, step
 from keel.adaptive.reflector import SO_TIMESTAMPNS, arrival_ns
-from keel.parse.procstat import parse_proc_stat, shares
+from keel.parse.procstat import shares
+from keel.system.cpu_times import read_cpu_times
+from keel.system.links import read_counters
+from keel.system.source import SourceError
 
 RUN_DIR = Path("/run/keel")
 STATE = "adapt.json"
@@ -97,27 +100,19 @@ class Log:
             self.lines = len(kept)
 
 
-def _read_int(path: str) -> int | None:
-    try:
-        with open(path) as f:
-            return int(f.read())
-    except (OSError, ValueError):
-        return None
-
-
 class Counters:
-    """What got through a device (tx bytes) over the load window."""
+    """What got through a device (its tx bytes) over the load window."""
 
     def __init__(self, dev: str) -> None:
-        self.path = f"/sys/class/net/{dev}/statistics/tx_bytes"
+        self.dev = dev
         self.seen: deque[tuple[float, int]] = deque()
 
     def kbit(self, now: float) -> float:
-        value = _read_int(self.path)
-        if value is None:
+        got = read_counters(self.dev)
+        if got is None:
             self.seen.clear()
             return 0.0
-        self.seen.append((now, value))
+        self.seen.append((now, got.tx_bytes))
         while len(self.seen) > 2 and now - self.seen[1][0] >= th.ADAPT_LOAD_WINDOW_S:
             self.seen.popleft()
         (t0, b0), (t1, b1) = self.seen[0], self.seen[-1]
@@ -131,11 +126,10 @@ class Cpus:
         self.before = self._read()
 
     @staticmethod
-    def _read():
+    def _read() -> dict:
         try:
-            with open("/proc/stat") as f:
-                return parse_proc_stat(f.read())
-        except OSError:
+            return read_cpu_times()
+        except SourceError:
             return {}
 
     def saturated(self) -> bool:

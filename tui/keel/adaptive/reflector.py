@@ -19,30 +19,22 @@ import struct
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from keel.adaptive import wire
 
 RESCAN_S = 10.0
 MAX_PER_S = 200
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
-SYS_NET = Path("/sys/class/net")
 
 
-def wireguard_interfaces(sys_net: Path = SYS_NET) -> dict[str, int]:
+def wireguard_interfaces() -> dict[str, int]:
     """{name: ifindex} of the WireGuard interfaces there are now."""
+    from keel.system.links import wireguard_interfaces as names
+
     found = {}
-    try:
-        entries = list(sys_net.iterdir())
-    except OSError:
-        return {}
-    for entry in entries:
-        try:
-            if "DEVTYPE=wireguard" not in (entry / "uevent").read_text().split():
-                continue
-            found[entry.name] = int((entry / "ifindex").read_text())
-        except (OSError, ValueError):
-            continue
+    for name in names():
+        with contextlib.suppress(OSError):  # gone since
+            found[name] = socket.if_nametoindex(name)
     return found
 
 
@@ -70,10 +62,11 @@ def open_socket(ifname: str, port: int = wire.PORT) -> socket.socket:
 
 class Reflector:
     def __init__(self, stall_ms: Callable[[], float], *, port: int = wire.PORT,
-                 sys_net: Path = SYS_NET, max_per_s: int = MAX_PER_S) -> None:
+                 find: Callable[[], dict[str, int]] = wireguard_interfaces,
+                 max_per_s: int = MAX_PER_S) -> None:
         self.stall_ms = stall_ms
         self.port = port
-        self.sys_net = sys_net
+        self.find = find
         self.max_per_s = max_per_s
         self.sockets: dict[str, tuple[int, socket.socket]] = {}
         self.answered = 0
@@ -81,7 +74,7 @@ class Reflector:
         self._window = (0, 0)  # (second, answers in it)
 
     def rescan(self) -> None:
-        now = wireguard_interfaces(self.sys_net)
+        now = self.find()
         for name, (index, sock) in list(self.sockets.items()):
             if now.get(name) != index:
                 sock.close()

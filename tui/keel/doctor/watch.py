@@ -22,7 +22,16 @@ def _f(value: float | None, fmt: str = "{:.0f}") -> str:
         else fmt.format(value)
 
 
-def line(snap: VerdictSnapshot) -> str:
+def cake_rates(snap: Any) -> str:
+    """CAKE's rates now, as tc has them (adaptive CAKE moves them): "cake
+    up 1.3M down 3.6M", or "" with no CAKE."""
+    dirs = getattr(snap, "directions", ()) or ()
+    parts = [f"{'up' if d.direction == 'egress' else 'down'} {d.rate_bps / 1e6:.1f}M"
+             for d in dirs if d.rate_bps is not None]
+    return "  cake " + " ".join(parts) if parts else ""
+
+
+def line(snap: VerdictSnapshot, cake: Any = None) -> str:
     s, worst = snap.signals, snap.worst
     if s is None or worst is None:
         return "no signals yet"
@@ -36,7 +45,7 @@ def line(snap: VerdictSnapshot) -> str:
               + ("" if excess is None else f" ({excess:+.0f})"))
     steal = "steal -" if s.steal is None else f"steal {s.steal * 100:.0f} %"
     return (f"{clock}  {stall}  {steal}  {tunnel}  load {_f(s.load_average, '{:.2f}')}"
-            f"  | {worst.text}")
+            f"{cake_rates(cake)}  | {worst.text}")
 
 
 def record(snap: VerdictSnapshot) -> dict[str, Any]:
@@ -61,7 +70,9 @@ def watch(collectors: dict[str, Any], seconds: float, out: TextIO, as_json: bool
                 if name in collectors:
                     collectors[name].poll()
             last = collectors["verdict"].poll()
-            print(json.dumps(record(last)) if as_json else line(last), file=out, flush=True)
+            cake = getattr(collectors.get("cake"), "last", None)
+            print(json.dumps(record(last)) if as_json else line(last, cake), file=out,
+                  flush=True)
             if clock() >= end:
                 return last
             sleep(max(0.0, tick + 1.0 - clock()))
