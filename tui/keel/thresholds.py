@@ -129,3 +129,11 @@ ADAPT_PEER_HOLD_S = 2.0
 ADAPT_PEER_LOST_S = 5.0
 # a change smaller than this share of the rate is not written to CAKE
 ADAPT_WRITE_LEAST = 0.02
+# what the console and the verdicts read of it (keel.system.adaptive): the
+# daemon rewrites /run/keel/adapt.json once a second; a file older than this
+# is a daemon that died without removing it, not adaptive CAKE at work
+ADAPT_STATE_FRESH_S = 10.0
+# the verdict "the line dropped: CAKE followed" (keel.verdicts): a direction's
+# adaptive rate under this share of its base, held over the window, while the
+# latency through the tunnel stays under BLOAT_MARGIN_MS over its idle baseline
+ADAPT_DROPPED_SHARE = 0.70

@@ -16,6 +16,7 @@ from typing import Any
 from keel.metrics.cpucost import cpu_warnings, tunnel_cost
 from keel.metrics.remembered import remembered
 from keel.metrics.snapshots import (
+    CakeAdaptive,
     CakeDirection,
     CakeSnapshot,
     CoreStat,
@@ -28,6 +29,7 @@ from keel.metrics.snapshots import (
 )
 from keel.parse.kworkers import KworkerReading, crypt_ticks_between
 from keel.parse.procstat import CpuShare, shares
+from keel.system.adaptive import read_state as read_adapt_state
 from keel.system.cpu_sysfs import cpuinfo_mhz, read_tuning
 from keel.system.cpu_times import read_cpu_times
 from keel.system.kworkers import HZ, read_kworkers
@@ -175,14 +177,31 @@ def _direction(q) -> str:
 
 
 class CakeCollector:
-    """`tc -s -j qdisc show`: every root CAKE, egress and ingress (IFB)."""
+    """`tc -s -j qdisc show`: every root CAKE, egress and ingress (IFB); and
+    adaptive CAKE's state (/run/keel/adapt.json, keel.system.adaptive): the
+    bounds of each direction its daemon moves. Each direction's rate (tc's:
+    where CAKE is now) and throughput are kept for the last HISTORY polls."""
 
     last: Any = None  # the latest snapshot (see remembered)
 
-    def __init__(self, source: Source, clock: Callable[[], float] = time.monotonic) -> None:
-        self.source, self.clock = source, clock
+    HISTORY = 180  # polls kept for the sparklines (3 min at 1 Hz)
+
+    def __init__(self, source: Source, clock: Callable[[], float] = time.monotonic,
+                 wallclock: Callable[[], float] = time.time) -> None:
+        self.source, self.clock, self.wallclock = source, clock, wallclock
         self._prev: dict[str, int] = {}
         self._prev_t: float | None = None
+        self._rates: dict[str, deque[float]] = {}
+        self._through: dict[str, deque[float]] = {}
+
+    def _history(self, dev: str, rate_bps: int | None,
+                 through_bps: float | None) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        rates = self._rates.setdefault(dev, deque(maxlen=self.HISTORY))
+        through = self._through.setdefault(dev, deque(maxlen=self.HISTORY))
+        if through_bps is not None:  # the two side by side: one sample each a poll
+            rates.append(float(rate_bps or 0))
+            through.append(through_bps)
+        return tuple(rates), tuple(through)
 
     @remembered
     def poll(self) -> CakeSnapshot:
@@ -192,22 +211,33 @@ class CakeCollector:
             return CakeSnapshot(error=f"tc: {exc}")
         t = self.clock()
         dt = t - self._prev_t if self._prev_t is not None else 0.0
+        state = read_adapt_state(self.source, self.wallclock())
+        adapted = {w.dev: w for w in (state.up, state.down) if w is not None} if state else {}
         dirs, prev = [], {}
         for q in qdiscs:
             if not (q.root and q.is_cake):
                 continue
             rate = _rate(q.bytes, self._prev.get(q.dev), dt)
             prev[q.dev] = q.bytes
+            through = None if rate is None else rate * 8
+            way = adapted.get(q.dev)
+            rates, throughs = self._history(q.dev, q.bandwidth_bps, through)
             dirs.append(CakeDirection(
                 direction=_direction(q), dev=q.dev, rate_bps=q.bandwidth_bps,
-                throughput_bps=None if rate is None else rate * 8,
+                throughput_bps=through,
                 backlog_bytes=q.backlog, drops=q.drops, ecn_marks=q.ecn_marks,
                 tins=tuple(TinStat(tin.name, tin.peak_delay_us / 1000, tin.avg_delay_us / 1000,
                                    tin.drops, tin.ecn_marks, tin.backlog_bytes, tin.sent_packets)
-                           for tin in q.tins)))
+                           for tin in q.tins),
+                adaptive=None if way is None else CakeAdaptive(
+                    way.min_kbit * 1000, way.base_kbit * 1000, way.max_kbit * 1000),
+                rate_history=rates, throughput_history=throughs))
         dirs.sort(key=lambda d: (d.direction != "egress", d.dev))
         self._prev, self._prev_t = prev, t
-        return CakeSnapshot(tuple(dirs))
+        for gone in set(self._rates) - set(prev):  # a CAKE removed: its history goes too
+            del self._rates[gone], self._through[gone]
+        return CakeSnapshot(tuple(dirs),
+                            peer_silent_s=state.peer_silent_s if adapted and state else None)
 
 
 class TuningCollector:

@@ -43,17 +43,19 @@ def real_collectors(source: Source | None = None) -> dict[str, Any]:
 
 def fake_collectors(clock: Callable[[], float] = time.monotonic,
                     wallclock: Callable[[], float] = time.time,
-                    cpufreq: bool = False) -> dict[str, Any]:
-    """Live-looking data without a router (benchmark, development)."""
+                    cpufreq: bool = False, adaptive: bool = False) -> dict[str, Any]:
+    """Live-looking data without a router (benchmark, development); with
+    `adaptive`, adaptive CAKE's daemon moving both rates."""
     from keel.system.fake import FakeLiveSource
 
-    source = FakeLiveSource(clock, wallclock, cpufreq=cpufreq)
+    source = FakeLiveSource(clock, wallclock, cpufreq=cpufreq, adaptive=adaptive)
     probes = [FakeProbe("tunnel", "10.99.0.2", base_ms=4.8, load_ms=40, loss_every=97),
               FakeProbe("outside", "192.0.2.2", base_ms=3.1, load_ms=8)]
     collectors: dict[str, Any] = {
         "tunnel": TunnelCollector(source, clock, wallclock),
         "cpu": CpuCollector(source, hz=100),
-        "cake": CakeCollector(source, clock), "tuning": TuningCollector(source, lambda: 0),
+        "cake": CakeCollector(source, clock, wallclock),
+        "tuning": TuningCollector(source, lambda: 0),
         "latency": LatencyCollector(probes, wallclock)}
     collectors["verdict"] = VerdictCollector(collectors, source, stall=source.stall,
                                              wallclock=wallclock)

@@ -117,6 +117,16 @@ class TinStat:
 
 
 @dataclass(frozen=True)
+class CakeAdaptive:
+    """Adaptive CAKE's bounds of one direction (the daemon's adapt.json),
+    bits/s: it moves the rate between min_bps and max_bps, from base_bps."""
+
+    min_bps: int
+    base_bps: int
+    max_bps: int
+
+
+@dataclass(frozen=True)
 class CakeDirection:
     direction: str  # "egress" or "ingress"
     dev: str
@@ -126,12 +136,30 @@ class CakeDirection:
     drops: int  # cumulative
     ecn_marks: int
     tins: tuple[TinStat, ...]
+    adaptive: CakeAdaptive | None = None  # None: a fixed rate (no adaptive daemon on it)
+    # CAKE's rate and what went through it (bits/s), one per poll, oldest
+    # first: the last minutes the panel's sparklines draw
+    rate_history: tuple[float, ...] = ()
+    throughput_history: tuple[float, ...] = ()
+
+    @property
+    def way(self) -> str:
+        """"up" (egress) or "down" (ingress), as adaptive CAKE names them."""
+        return "up" if self.direction == "egress" else "down"
 
 
 @dataclass(frozen=True)
 class CakeSnapshot:
     directions: tuple[CakeDirection, ...] = ()
     error: str | None = None
+    # adaptive CAKE's daemon: seconds since its peer last answered (None: it
+    # has not yet, or no daemon runs)
+    peer_silent_s: float | None = None
+
+    @property
+    def adaptive(self) -> bool:
+        """Adaptive CAKE moves the rate of some direction."""
+        return any(d.adaptive is not None for d in self.directions)
 
 
 @dataclass(frozen=True)

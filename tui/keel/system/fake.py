@@ -10,10 +10,14 @@ import time
 from collections.abc import Callable, Sequence
 
 from keel.stall.summary import CpuStall, StallSecond
+from keel.system.adaptive import STATE_PATH as ADAPT_STATE
 from keel.system.source import SourceError
 
 PEER_KEY = "DGDJOoNeCQAxEAKW/6R/XQpwi4FNhdoJTo1LLorzzRg="
 IFACE_KEY = "HlOu1tgN6jIPCqo/B9y+b7TT1bltyagEMGZGjSZNPVI="
+# adaptive CAKE (FakeLiveSource(adaptive=True)): each direction's device and
+# its (min, base, max) kbit/s
+ADAPT = {"up": ("eth0", 20_000, 40_000, 44_000), "down": ("ifb4eth0", 20_000, 40_000, 44_000)}
 KWORKERS = {9: ("kworker/0:0-wg-crypt-wg0", 0), 236: ("kworker/1:2+wg-crypt-wg0", 1),
             41: ("kworker/1:0-events", 1)}
 
@@ -31,11 +35,13 @@ class FakeLiveSource:
     every second; the peak a quarter period in, as the fake probes')."""
 
     STEP = 0.05  # seconds: the counters move at most this often (the fake's own cost)
+    ADAPT_PERIOD = 120.0  # adaptive=True: the line's capacity (so CAKE's rate) in waves
 
     def __init__(self, clock: Callable[[], float] = time.monotonic,
                  wallclock: Callable[[], float] = time.time, period: float = 40.0,
-                 cpufreq: bool = False) -> None:
+                 cpufreq: bool = False, adaptive: bool = False) -> None:
         self.clock, self.wallclock, self.period, self.cpufreq = clock, wallclock, period, cpufreq
+        self.adaptive = adaptive
         self._lock = threading.Lock()
         self._t: float | None = None
         self.ticks = {f"cpu{i}": dict.fromkeys(
@@ -47,6 +53,23 @@ class FakeLiveSource:
 
     def load(self, t: float) -> float:
         return 0.2 + 0.4 * (1 + math.sin(2 * math.pi * t / self.period))
+
+    def adapted_kbit(self, way: str, t: float) -> int:
+        """Adaptive CAKE's rate of a direction at t: the line's capacity falls
+        to its minimum half a period in, and is back at the base by the end."""
+        _, low, base, _ = ADAPT[way]
+        dip = max(0.0, math.sin(2 * math.pi * t / self.ADAPT_PERIOD))
+        return round(base - (base - low) * dip)
+
+    def _adapt_json(self) -> str:
+        t = self._t or 0.0
+
+        def way(name: str) -> dict:
+            dev, low, base, high = ADAPT[name]
+            return {"rate_kbit": self.adapted_kbit(name, t), "min_kbit": low, "base_kbit": base,
+                    "max_kbit": high, "through_kbit": 0, "baseline_ms": 2.4, "dev": dev}
+        return json.dumps({"t": self.wallclock(), "peer": "10.99.0.2", "answers": 1000,
+                           "peer_silent_s": 0.1, "up": way("up"), "down": way("down")})
 
     def _advance(self) -> None:
         with self._lock:
@@ -116,6 +139,8 @@ class FakeLiveSource:
                 return f"{self.wg[names.index(parts[-1])]}\n"
         if self.cpufreq and path.startswith("/sys/devices/system/cpu/"):
             return self._sysfs(path)
+        if self.adaptive and path == ADAPT_STATE:
+            return self._adapt_json()
         raise SourceError(2, "No such file", path)
 
     def _sysfs(self, path: str) -> str:
@@ -156,13 +181,17 @@ class FakeLiveSource:
         if tuple(argv[:1]) == ("tc",):
             load = self.load(self._t or 0.0)
             peak, avg = int(2000 + 9000 * load), int(300 + 4000 * load)
+            up_bw = down_bw = 5_000_000  # bytes/s: 40 Mbit/s
+            if self.adaptive:
+                up_bw = self.adapted_kbit("up", self._t or 0.0) * 125
+                down_bw = self.adapted_kbit("down", self._t or 0.0) * 125
             egress = {"kind": "cake", "handle": "8001:", "dev": "eth0", "root": True,
-                      "options": {"bandwidth": 5_000_000, "diffserv": "besteffort"},
+                      "options": {"bandwidth": up_bw, "diffserv": "besteffort"},
                       "bytes": self.cake["eth0"], "packets": self.cake["eth0"] // 1200,
                       "drops": 9, "backlog": 0, "qlen": 0,
                       "tins": [_tin(5_000_000, self.cake["eth0"], peak // 2, avg // 2, 9)]}
             ingress = {"kind": "cake", "handle": "8002:", "dev": "ifb4eth0", "root": True,
-                       "options": {"bandwidth": 5_000_000, "diffserv": "diffserv4",
+                       "options": {"bandwidth": down_bw, "diffserv": "diffserv4",
                                    "ingress": True},
                        "bytes": self.cake["ifb4eth0"], "packets": self.cake["ifb4eth0"] // 1200,
                        "drops": 3, "backlog": int(3000 * load), "qlen": 0,
