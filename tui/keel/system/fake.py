@@ -96,8 +96,12 @@ class FakeLiveSource:
             self.wg[1] += round(nbytes * 0.3)
             self.wg[2] += nbytes // 1200
             self.wg[3] += nbytes // 3000
-            self.cake["eth0"] += round(nbytes * 0.3)
-            self.cake["ifb4eth0"] += nbytes
+            up, down = round(nbytes * 0.3), nbytes
+            if self.adaptive:  # no more gets through than CAKE's rate lets
+                up = min(up, round(self.adapted_kbit("up", t) * 125 * dt))
+                down = min(down, round(self.adapted_kbit("down", t) * 125 * dt * 0.97))
+            self.cake["eth0"] += up
+            self.cake["ifb4eth0"] += down
             if int(t) % 25 == 0:
                 self.handshake = int(self.wallclock())
 

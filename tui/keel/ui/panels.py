@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 
+from keel.metrics.collectors import CakeCollector
 from keel.metrics.snapshots import (
+    CakeDirection,
     CakeSnapshot,
     CpuSnapshot,
     LatencySnapshot,
@@ -12,8 +16,9 @@ from keel.metrics.snapshots import (
     TunnelSnapshot,
 )
 from keel.metrics.verdict import VerdictSnapshot
-from keel.thresholds import GRADE_LINES_MS, HANDSHAKE_STALE_S
+from keel.thresholds import ADAPT_PEER_LOST_S, GRADE_LINES_MS, HANDSHAKE_STALE_S
 from keel.ui import fmt
+from keel.ui.spark import CONSOLE_BARS, bar_rows
 
 TITLE = "bold"
 WARN = "bold red"
@@ -157,7 +162,56 @@ def latency_lines(snap: LatencySnapshot | None, glyphs: dict[str, str],
     return lines
 
 
-def cake_lines(snap: CakeSnapshot | None) -> list[Text]:
+def _bounds(low: float, high: float) -> str:
+    """ "20.0-44.0M", "600k-1.5M": adaptive CAKE's range in few columns."""
+    a, b = fmt.rate(low), fmt.rate(high)
+    return f"{a[:-1] if a[-1:] == b[-1:] and a[-1:].isalpha() else a}-{b}"
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+def adaptive_line(d: CakeDirection, width: int, bars: str,
+                  peer_silent_s: float | None = None) -> Text:
+    """Under an adaptive direction: its range, then CAKE's rate and what went
+    through over the last minutes, two sparklines on one scale (zero to the
+    maximum): a rate cut shows as lower bars, a line used to its rate as the
+    two alike. Each column is the mean of its seconds (the highest would hide
+    a cut); the oldest may hold fewer (the dashboard just opened)."""
+    a = d.adaptive
+    if a is None:
+        return Text("")
+    line = Text(f"  adaptive {_bounds(a.min_bps, a.max_bps)}")
+    if peer_silent_s is not None and peer_silent_s > ADAPT_PEER_LOST_S:
+        line.append(f" peer silent {fmt.age(peer_silent_s)}: the base", style=WARN)
+        return line
+    spark = (width - line.cell_len - len(" rate  thru ")) // 2
+    if spark < 4:
+        return line
+    seconds = max(1, CakeCollector.HISTORY // spark)  # the columns span the history kept
+    for label, data, style in ((" rate ", d.rate_history, "bold cyan"),
+                               (" thru ", d.throughput_history, "green")):
+        row = bar_rows(data, spark, 1, seconds, bars, top=float(a.max_bps), agg=_mean,
+                       partial=True)[0]
+        line.append(label)
+        line.append(row, style=style)
+    return line
+
+
+def cake_title(snap: CakeSnapshot | None) -> str:
+    """The panel's title: with adaptive CAKE, how far back its sparklines go."""
+    title = TITLES["cake"]
+    if snap is None or not snap.adaptive:
+        return title
+    return f"{title}, adaptive: last {CakeCollector.HISTORY // 60} min"
+
+
+def cake_lines(snap: CakeSnapshot | None, width: int = 54,
+               bars: str = CONSOLE_BARS) -> list[Text]:
+    """Per direction: its rate, throughput, backlog, drops and ECN marks,
+    then the tins' delays; an adaptive direction (adaptive_line) has a line
+    more between the two. `width` and `bars` are for its sparklines."""
     head = Text(f"{'':<8}{'dev':<9}{'rate':>5} {'thru':>5} backlog drops ecn", style=TITLE)
     if snap is None:
         return [head]
@@ -170,6 +224,8 @@ def cake_lines(snap: CakeSnapshot | None) -> list[Text]:
         rate = fmt.rate(d.rate_bps) if d.rate_bps is not None else "unlim"
         lines.append(Text(f"{d.direction:<8}{d.dev:<9}{rate:>5} {fmt.rate(d.throughput_bps):>5}"
                           f" {fmt.size(d.backlog_bytes):>7} {d.drops:>5} {d.ecn_marks:>3}"))
+        if d.adaptive is not None:
+            lines.append(adaptive_line(d, width, bars, snap.peer_silent_s))
         # a tin with no delay carries nothing: left out (diffserv4 has four)
         busy = [t for t in d.tins if t.peak_delay_ms or t.avg_delay_ms]
         tins = " ".join(f"{TIN_SHORT.get(t.name, t.name)} {fmt.ms(t.peak_delay_ms)}/"

@@ -17,7 +17,7 @@ from textual.timer import Timer
 from textual.widgets import Input, Static
 from textual.worker import Worker, get_current_worker
 
-from keel.metrics.snapshots import LatencySnapshot, TunnelSnapshot
+from keel.metrics.snapshots import CakeSnapshot, LatencySnapshot, TunnelSnapshot
 from keel.selftest.events import Event, Failed, Progress, Sample
 from keel.selftest.results import TestResult
 from keel.ui import panels, signals
@@ -28,7 +28,7 @@ from keel.ui.plot import LatencyPlot
 from keel.ui.polling import Polled, PollSchedule, poll_each
 from keel.ui.selftest import Outcome, RecommendedRates, failure, outcome
 from keel.ui.selftest_latency import SelfTestLatency
-from keel.ui.spark import RateSparkline
+from keel.ui.spark import CONSOLE_BARS, MODERN_BARS, RateSparkline
 
 if TYPE_CHECKING:
     from keel.ui.app import KeelApp
@@ -229,9 +229,20 @@ class DashboardScreen(PollingScreen):
         self.show_rates(None)
 
     def show(self, name: str, snapshot: Any) -> None:
+        if name == "cake":
+            self.show_cake(snapshot)
+            return
         super().show(name, snapshot)
         if name == "tunnel":
             self.show_rates(snapshot)
+
+    def show_cake(self, snapshot: CakeSnapshot | None) -> None:
+        """The CAKE panel; with adaptive CAKE, its sparklines as wide as the
+        panel and in the profile's glyphs, and how far back they go."""
+        cake = self.query_one("#cake", LinesPanel)
+        bars = CONSOLE_BARS if self.keel.profile.console else MODERN_BARS
+        cake.set_lines(panels.cake_lines(snapshot, cake.size.width or 54, bars))
+        set_title(cake, panels.cake_title(snapshot))
 
     def show_rates(self, snapshot: TunnelSnapshot | None) -> None:
         """The tunnel's rx and tx now, beside their sparklines (the history

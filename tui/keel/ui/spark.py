@@ -8,7 +8,7 @@ full blocks (profile.CONSOLE_BLOCKS), not the eighth blocks it lacks."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.segment import Segment
@@ -23,9 +23,13 @@ CONSOLE_BARS = "_" + CONSOLE_BLOCKS  # _ then half and full blocks: 3 levels a r
 MODERN_BARS = SparklineRenderable.BARS  # the eighth blocks: 8 levels a row
 
 
-def columns(data: Sequence[float], width: int, seconds: int) -> list[float | None]:
-    """The newest `width` columns, each the highest of `seconds` samples,
-    newest at the right; None where the history does not reach."""
+def columns(data: Sequence[float], width: int, seconds: int,
+            agg: Callable[[Sequence[float]], float] = max,
+            partial: bool = False) -> list[float | None]:
+    """The newest `width` columns, each the highest (or `agg`) of `seconds`
+    samples, newest at the right; None where the history does not reach
+    (`partial`: the oldest samples make a column of their own, fewer than
+    `seconds`: a history shorter than a column still shows)."""
     cols: list[float | None] = []
     if seconds == 1:  # a sample a column (the console's 80 columns)
         cols = list(data[-width:]) if width else []
@@ -33,21 +37,26 @@ def columns(data: Sequence[float], width: int, seconds: int) -> list[float | Non
     end = len(data)
     for _ in range(width):
         start = end - seconds
+        if partial and end > 0:
+            start = max(0, start)
         if start < 0:
             break
-        cols.append(max(data[start:end]))
+        cols.append(agg(data[start:end]))
         end = start
     cols.reverse()
     return [None] * (width - len(cols)) + cols
 
 
 def bar_rows(data: Sequence[float], width: int, height: int, seconds: int,
-             bars: str) -> list[str]:
-    """The bars, top row first: from zero to the window's highest value,
-    `len(bars)` levels a row; blank where the history does not reach, the
-    lowest bar on the bottom row where there was no traffic."""
-    cols = columns(data, max(0, width), seconds)
-    top = max((c for c in cols if c is not None), default=0.0)
+             bars: str, top: float | None = None,
+             agg: Callable[[Sequence[float]], float] = max, partial: bool = False) -> list[str]:
+    """The bars, top row first: from zero to the window's highest value (or
+    `top`: two sparklines on one scale), `len(bars)` levels a row; blank where
+    the history does not reach, the lowest bar on the bottom row where there
+    was no traffic."""
+    cols = columns(data, max(0, width), seconds, agg, partial)
+    if top is None:
+        top = max((c for c in cols if c is not None), default=0.0)
     per_row = len(bars)
     levels = per_row * height
     rows = []
