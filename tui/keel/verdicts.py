@@ -20,6 +20,9 @@ Causes (worst first when they tie on severity):
              and the CPU does not stall: the peer's side, or the tunnel's path.
   clock      the CPU runs well below its maximum clock.
   idle       deep idle states (slow to wake from) are still allowed.
+  line_dropped  (informational) adaptive CAKE's rate in a direction is well
+             below its base while the latency through the tunnel stays low:
+             the line's capacity fell and CAKE followed it.
   healthy    none of the above.
 """
 
@@ -32,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from keel.thresholds import (
+    ADAPT_DROPPED_SHARE,
     BLOAT_BACKLOG_BYTES,
     BLOAT_MARGIN_MS,
     CLOCK_LOW,
@@ -53,7 +57,7 @@ from keel.thresholds import (
 )
 
 CAUSES = ("starved", "cpu_bound", "bloat", "far_end", "tunnel_path", "clock", "idle",
-          "healthy")
+          "line_dropped", "healthy")
 SEVERITIES = ("bad", "warn", "ok")
 
 
@@ -85,6 +89,12 @@ class Signals:
     deep_idle_allowed: tuple[str, ...] = ()  # idle states, exit > DEEP_IDLE_EXIT_US
     deep_idle_exit_us: Mapping[str, int] = field(default_factory=dict)  # optional
     load_average: float | None = None  # 1-minute
+    # adaptive CAKE, per direction: its rate now (tc's) and its base, kbit/s;
+    # None where a direction's rate is fixed (or not shaped)
+    adapt_up_kbit: float | None = None
+    adapt_up_base_kbit: float | None = None
+    adapt_down_kbit: float | None = None
+    adapt_down_base_kbit: float | None = None
 
 
 @dataclass(frozen=True)
@@ -410,8 +420,49 @@ def _idle(window: Sequence[Signals]) -> Verdict | None:
                                 if k in last.deep_idle_exit_us}})
 
 
+def _adapted(s: Signals, way: str) -> tuple[float, float] | None:
+    """(rate, base) kbit/s of a direction adaptive CAKE holds well below its
+    base in a second whose latency through the tunnel is not bloated (or
+    not known: the daemon's own one-way delays are what moved the rate);
+    None otherwise."""
+    rate, base = getattr(s, f"adapt_{way}_kbit"), getattr(s, f"adapt_{way}_base_kbit")
+    if rate is None or not base or rate >= ADAPT_DROPPED_SHARE * base:
+        return None
+    excess = _excess(s.latency_tunnel_ms, s.latency_tunnel_idle_ms)
+    if excess is not None and excess >= BLOAT_MARGIN_MS:
+        return None  # the latency is not fine: bloat's (or another's) to name
+    return rate, base
+
+
+def _line_dropped(window: Sequence[Signals]) -> Verdict | None:
+    n = len(window)
+    held: dict[str, list[tuple[float, float]]] = {}
+    for way in ("up", "down"):
+        low = [got for s in window if (got := _adapted(s, way)) is not None]
+        if _held(len(low), n):
+            held[way] = low
+    if not held:
+        return None
+    # the rate now: the last second it was low (the window's last, as a rule)
+    now = {way: low[-1] for way, low in held.items()}
+    # "to 1.1 Mbit/s up (base 1.4)", "to 1.1 Mbit/s up, 2.0 down (bases 1.4, 3.6)":
+    # the dashboard's NOW line holds it in 80 columns
+    parts = [f"{rate / 1000:.1f}{' Mbit/s' if i == 0 else ''} {way}"
+             for i, (way, (rate, _)) in enumerate(now.items())]
+    bases = [f"{base / 1000:.1f}" for _, base in now.values()]
+    text = (f"the line dropped to {', '.join(parts)} "
+            f"(base{'s' if len(bases) > 1 else ''} {', '.join(bases)}): CAKE followed")
+    excess = _values(window, lambda s: _excess(s.latency_tunnel_ms, s.latency_tunnel_idle_ms))
+    evidence: dict[str, Any] = {"seconds": n, "tunnel_excess_ms": _r(max(excess)) if excess
+                                else None}
+    for way, (rate, base) in now.items():
+        evidence[way] = {"rate_kbit": round(rate), "base_kbit": round(base),
+                         "share": _r(rate / base, 3), "low_seconds": len(held[way])}
+    return Verdict("line_dropped", "ok", text, evidence)
+
+
 RULES: tuple[Callable[[Sequence[Signals]], Verdict | None], ...] = (
-    _starved, _cpu_bound, _bloat, _far_end, _tunnel_path, _clock, _idle)
+    _starved, _cpu_bound, _bloat, _far_end, _tunnel_path, _clock, _idle, _line_dropped)
 
 
 def _healthy(window: Sequence[Signals]) -> Verdict:

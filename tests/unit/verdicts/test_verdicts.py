@@ -297,7 +297,7 @@ def test_verdicts_and_signals_are_frozen_and_the_thresholds_named():
     assert verdicts.STALL_P99_MS == 50 and verdicts.STALL_MAX_MS == 100
     assert verdicts.STEAL_BAD == 0.10 and verdicts.BLOAT_MARGIN_MS == 30
     assert set(verdicts.CAUSES) == {"starved", "cpu_bound", "bloat", "far_end", "tunnel_path",
-                                    "clock", "idle", "healthy"}
+                                    "clock", "idle", "line_dropped", "healthy"}
 
 
 # The edge of the lab's starving hub: the whole VPS is stopped on a duty cycle,

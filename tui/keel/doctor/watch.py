@@ -24,10 +24,12 @@ def _f(value: float | None, fmt: str = "{:.0f}") -> str:
 
 def cake_rates(snap: Any) -> str:
     """CAKE's rates now, as tc has them (adaptive CAKE moves them): "cake
-    up 1.3M down 3.6M", or "" with no CAKE."""
+    up 1.3M down 3.6M", "cake up 1.3M down 3.6M adaptive", or "" with no CAKE."""
     dirs = getattr(snap, "directions", ()) or ()
     parts = [f"{'up' if d.direction == 'egress' else 'down'} {d.rate_bps / 1e6:.1f}M"
              for d in dirs if d.rate_bps is not None]
+    if parts and getattr(snap, "adaptive", False):
+        parts.append("adaptive")
     return "  cake " + " ".join(parts) if parts else ""
 
 

@@ -63,6 +63,12 @@ def signals_from(t: float, *, stall: StallSecond | None = None, cpu: CpuSnapshot
     dirs = cake.directions if cake is not None else ()
     deep = tuple(name for name, exit_us in (tuning.idle_exit_us if tuning else ())
                  if exit_us > DEEP_IDLE_EXIT_US)
+    # adaptive CAKE: each direction's rate now (tc's) and its base, kbit/s
+    adapt: dict[str, float | None] = {}
+    for d in dirs:
+        if d.adaptive is not None and d.rate_bps is not None:
+            adapt[f"adapt_{d.way}_kbit"] = d.rate_bps / 1000
+            adapt[f"adapt_{d.way}_base_kbit"] = d.adaptive.base_bps / 1000
     return Signals(
         t=t,
         stall_p99_ms=stall.p99_ms if stall else None,
@@ -86,7 +92,7 @@ def signals_from(t: float, *, stall: StallSecond | None = None, cpu: CpuSnapshot
         clock_max_mhz=tuning.max_mhz if tuning else None,
         deep_idle_allowed=deep,
         deep_idle_exit_us=dict(tuning.idle_exit_us) if tuning else {},
-        load_average=load_average)
+        load_average=load_average, **adapt)
 
 
 @dataclass(frozen=True)
