@@ -23,10 +23,12 @@ from keel.ui.screens import (
     SelfTestScreen,
     VerdictsScreen,
 )
-from keel.ui.selftest import RecommendedRates, SelfTestRunner
+from keel.ui.selftest import MeasuredRates, RecommendedRates, SelfTestRunner
 from keel.ui.shell import RootPassword, RootShell
 
 ApplyRates = Callable[[RecommendedRates], str]
+ApplyAdaptive = Callable[[RecommendedRates, MeasuredRates], str]
+AdaptiveOffer = Callable[[], str | None]  # why adaptive CAKE is not offered; None: it is
 KeepApplied = Callable[[], str]
 
 NO_PASSWORD = ("root has no password, so the console will not open a shell.\n"
@@ -47,6 +49,36 @@ def apply_recommended(rates: RecommendedRates) -> str:
         return f"not applied: the config in force is invalid: {err.summary()}"
     except ConfigError as err:
         return f"not applied: {err.summary()}"
+
+
+def apply_recommended_adaptive(rates: RecommendedRates, measured: MeasuredRates) -> str:
+    """The config in force with adaptive CAKE around these rates (the rule:
+    keel.apply.rates.adaptive_bounds), applied with confirm."""
+    from keel.apply.rates import apply_rates
+    from keel.config.errors import ConfigError
+    from keel.model.reading import InvalidConfig
+
+    try:
+        return apply_rates(rates.egress_bps // 1000, rates.ingress_bps // 1000,
+                           measured=(measured.egress_bps // 1000,
+                                     measured.ingress_bps // 1000))[1]
+    except InvalidConfig as err:
+        return f"not applied: the config in force is invalid: {err.summary()}"
+    except ConfigError as err:
+        return f"not applied: {err.summary()}"
+
+
+def config_adaptive_offer() -> str | None:
+    """Why the config in force cannot take adaptive CAKE (None: it can)."""
+    from keel.apply.rates import adaptive_refusal
+    from keel.model.reading import InvalidConfig, config_in_force, read_loaded
+
+    try:
+        return adaptive_refusal(read_loaded(config_in_force()).config)
+    except InvalidConfig:
+        return "the config in force is invalid"
+    except OSError as err:
+        return f"cannot read the config in force: {err.strerror or err}"
 
 
 def keep_applied() -> str:
@@ -105,7 +137,8 @@ class KeelApp(App):
 
     def __init__(self, collectors: Mapping[str, Any], profile: Profile = MODERN,
                  runner: SelfTestRunner | None = None, apply_rates: ApplyRates | None = None,
-                 keep: KeepApplied | None = None,
+                 keep: KeepApplied | None = None, apply_adaptive: ApplyAdaptive | None = None,
+                 adaptive_offer: AdaptiveOffer | None = None,
                  shell: RootShell | None = None, intervals: Mapping[str, float] | None = None,
                  password_delay: float = 2.0, quit_after: float | None = None,
                  passwords: PasswordStore | None = None, key_store: KeyStore | None = None,
@@ -116,6 +149,8 @@ class KeelApp(App):
         self.profile = profile
         self.runner = runner or default_runner()
         self.apply_rates = apply_rates or apply_recommended
+        self.apply_adaptive = apply_adaptive or apply_recommended_adaptive
+        self.adaptive_offer = adaptive_offer or config_adaptive_offer
         self.keep_applied = keep or keep_applied
         self.shell = shell or RootShell()
         self.intervals = dict(intervals or {})

@@ -34,7 +34,9 @@ def run_tui(args: argparse.Namespace) -> int:
 
     if args.fake:
         app = KeelApp(fake_collectors(), profile, runner=FakeSelfTestRunner(delay=1.0),
-                      apply_rates=lambda r: "fake: rates not applied", quit_after=args.seconds)
+                      apply_rates=lambda r: "fake: rates not applied",
+                      apply_adaptive=lambda r, m: "fake: adaptive rates not applied",
+                      adaptive_offer=lambda: None, quit_after=args.seconds)
     else:
         from keel.model.reading import USER_CONFIG
         from keel.ui.selftest_runner import KeelSelfTestRunner

@@ -26,7 +26,7 @@ from keel.ui.frame import Frame, frame, set_title
 from keel.ui.lines import LinesPanel
 from keel.ui.plot import LatencyPlot
 from keel.ui.polling import Polled, PollSchedule, poll_each
-from keel.ui.selftest import Outcome, RecommendedRates, failure, outcome
+from keel.ui.selftest import MeasuredRates, Outcome, RecommendedRates, failure, outcome
 from keel.ui.selftest_latency import SelfTestLatency
 from keel.ui.spark import CONSOLE_BARS, MODERN_BARS, RateSparkline
 
@@ -355,8 +355,10 @@ class SelfTestScreen(PollingScreen):
         Binding("escape", "back", "back"),
     ]
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, prefer_adaptive: bool = False, **kwargs) -> None:
         super().__init__(**kwargs)
+        # the setup wizard's answer: [a] then [y] takes adaptive CAKE (when offered)
+        self.prefer_adaptive = prefer_adaptive
         self.kind = ""
         self.outcome: Outcome | None = None
         self.results: list[TestResult] = []  # of the run going on
@@ -448,7 +450,9 @@ class SelfTestScreen(PollingScreen):
             if result.recommended:
                 r = result.recommended
                 lines.append(Text(f"CAKE: egress {r.egress_bps / 1e6:.1f} ingress "
-                                  f"{r.ingress_bps / 1e6:.1f} Mbit/s  [a] apply", style="bold"))
+                                  f"{r.ingress_bps / 1e6:.1f} Mbit/s  [a] "
+                                  + ("adaptive" if self.prefer_adaptive else "apply"),
+                                  style="bold"))
         grade = []
         if result.grade:
             style = "bold green" if result.grade.startswith("A") else "bold yellow" \
@@ -466,26 +470,53 @@ class SelfTestScreen(PollingScreen):
             return
         self.app.pop_screen()
 
+    def adaptive_refusal(self, rates: RecommendedRates) -> str | None:
+        """Why adaptive CAKE is not offered with these rates (None: it is)."""
+        measured = self.outcome.measured if self.outcome else None
+        if measured is None or not (rates.egress_bps or rates.ingress_bps):
+            return "the test measured no rate to adapt"
+        try:
+            return self.keel.adaptive_offer()
+        except Exception as exc:  # the offer reads the config: a failure is a reason
+            return f"cannot tell: {exc}"
+
     def action_apply_rates(self) -> None:
         rates = self.outcome.recommended if self.outcome else None
         if rates is None:
             self.query_one(Footer).say("no recommended rates yet: run a test first")
             return
+        measured = self.outcome.measured if self.outcome else None
         question = (f"Apply CAKE rates egress {rates.egress_bps / 1e6:.1f} Mbit/s and ingress "
                     f"{rates.ingress_bps / 1e6:.1f} Mbit/s?\nThe change rolls back by itself "
                     "unless confirmed (keel apply --confirm).")
+        refusal = self.adaptive_refusal(rates)
+        adaptive = None
+        if refusal is None and measured is not None:
+            adaptive = adaptive_choice(rates, measured)
 
-        def answered(yes: bool | None) -> None:
-            if yes:
+        def answered(choice: str | None) -> None:
+            if choice == "fixed":
                 self.set_status("applying ...", None)
                 self._apply(rates)
+            elif choice == "adaptive" and measured is not None:
+                self.set_status("applying adaptive CAKE ...", None)
+                self._apply_adaptive(rates, measured)
 
-        self.app.push_screen(ConfirmScreen(question), answered)
+        self.app.push_screen(RatesConfirmScreen(question, adaptive, refusal,
+                                                self.prefer_adaptive), answered)
 
     @work(thread=True, exclusive=True, group="apply", exit_on_error=False)
     def _apply(self, rates: RecommendedRates) -> None:
         try:
             said = self.keel.apply_rates(rates)
+        except Exception as exc:
+            said = f"apply failed: {exc}"
+        self.app.call_from_thread(self.set_status, said, None)
+
+    @work(thread=True, exclusive=True, group="apply", exit_on_error=False)
+    def _apply_adaptive(self, rates: RecommendedRates, measured: MeasuredRates) -> None:
+        try:
+            said = self.keel.apply_adaptive(rates, measured)
         except Exception as exc:
             said = f"apply failed: {exc}"
         self.app.call_from_thread(self.set_status, said, None)
@@ -518,6 +549,63 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+
+def adaptive_choice(rates: RecommendedRates, measured: MeasuredRates) -> str:
+    """What [a] adaptive would apply, Mbit/s min-base-max a direction (the
+    rule: keel.apply.rates.adaptive_bounds)."""
+    from keel.apply.rates import adaptive_bounds
+
+    def way(name: str, base_bps: int, measured_bps: int) -> str:
+        bounds = adaptive_bounds(base_bps // 1000, measured_bps // 1000)
+        if not bounds[1]:
+            return f"{name} not shaped"
+        return f"{name} " + "-".join(f"{kbit / 1000:.1f}" for kbit in bounds)
+
+    return (way("egress", rates.egress_bps, measured.egress_bps) + ", "
+            + way("ingress", rates.ingress_bps, measured.ingress_bps))
+
+
+class RatesConfirmScreen(ConfirmScreen):
+    """[a]'s question: the rates fixed, or adaptive CAKE around them (when
+    the config can take it; else why not). Dismisses "fixed", "adaptive" or
+    None; [y] takes the preferred one (fixed, unless the setup chose adaptive
+    and it is offered)."""
+
+    BINDINGS: ClassVar[list[Binding]] = [
+        Binding("y", "choose('yes')", "yes"), Binding("f", "choose('fixed')", "fixed"),
+        Binding("a", "choose('adaptive')", "adaptive"), Binding("n", "choose('')", "no"),
+        Binding("escape", "choose('')", "no")]
+
+    def __init__(self, question: str, adaptive: str | None, refusal: str | None,
+                 prefer_adaptive: bool = False) -> None:
+        super().__init__(question)
+        self.adaptive, self.refusal = adaptive, refusal
+        self.preferred = "adaptive" if prefer_adaptive and adaptive is not None else "fixed"
+
+    def choices(self) -> list[str]:
+        figures = f"    {self.adaptive}"
+        if self.preferred == "adaptive":
+            lines = ["[y] yes, or [a]: adaptive, chosen in setup (Mbit/s min-base-max)",
+                     figures, "[f] fixed at these rates instead"]
+        else:
+            lines = ["[y] yes, or [f]: fixed at these rates"]
+            lines += (["[a] adaptive: CAKE follows the line (Mbit/s min-base-max)", figures]
+                      if self.adaptive is not None else
+                      [f"[a] adaptive: not offered: {self.refusal or 'no'}"])
+        return [*lines, "[n] no"]
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"{self.question}\n\n" + "\n".join(self.choices()), id="dialog",
+                     markup=False)
+
+    def action_choose(self, choice: str) -> None:
+        if choice == "yes":
+            choice = self.preferred
+        if choice == "adaptive" and self.adaptive is None:
+            self.app.bell()  # not offered: the dialog says why
+            return
+        self.dismiss(choice or None)
 
 
 class MessageScreen(ModalScreen[None]):

@@ -32,6 +32,15 @@ class RecommendedRates:
 
 
 @dataclass(frozen=True)
+class MeasuredRates:
+    """What the throughput test carried each way (its best phase), bits/s:
+    adaptive CAKE's max (keel.apply.rates.adaptive_bounds)."""
+
+    egress_bps: int
+    ingress_bps: int
+
+
+@dataclass(frozen=True)
 class Outcome:
     """A finished (or failed) run, as the screen shows it."""
 
@@ -41,6 +50,7 @@ class Outcome:
     summary: tuple[str, ...] = ()  # ready-to-show lines (ASCII)
     recommended: RecommendedRates | None = None
     error: str | None = None
+    measured: MeasuredRates | None = None
 
 
 def outcome(kind: str, results: Sequence[TestResult]) -> Outcome:
@@ -48,7 +58,10 @@ def outcome(kind: str, results: Sequence[TestResult]) -> Outcome:
     grade = next((r.grade for r in reversed(results) if isinstance(r, BufferbloatResult)), None)
     rates = next((RecommendedRates(r.recommend_up_kbit * 1000, r.recommend_down_kbit * 1000)
                   for r in results if isinstance(r, ThroughputResult)), None)
-    return Outcome(kind, True, grade, tuple(short_lines(results)), rates)
+    measured = next((MeasuredRates(round(max(p.up_mbit for p in r.phases) * 1e6),
+                                   round(max(p.down_mbit for p in r.phases) * 1e6))
+                     for r in results if isinstance(r, ThroughputResult) and r.phases), None)
+    return Outcome(kind, True, grade, tuple(short_lines(results)), rates, measured=measured)
 
 
 def failure(event: Failed) -> Outcome:
