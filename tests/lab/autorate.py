@@ -48,13 +48,15 @@ class Scenario:
 
 
 def scenarios(schedule: tuple[Phase, ...] = SCHEDULE) -> tuple[Scenario, ...]:
-    """CAKE fixed at 90 % of the first phase's line, fixed at 90 % of the
-    lowest, and adaptive (base: the first; max: the highest line; min: half
-    the lowest)."""
+    """No CAKE (the line's own capacity for TCP both ways, the FIFO keeping it
+    busy: the goodput baseline), CAKE fixed at 90 % of the first phase's
+    line, fixed at 90 % of the lowest, and adaptive (base: the first; max: the
+    highest line; min: half the lowest)."""
     first = schedule[0]
     low_d, low_u = min(p.down_kbit for p in schedule), min(p.up_kbit for p in schedule)
     high_d, high_u = max(p.down_kbit for p in schedule), max(p.up_kbit for p in schedule)
     return (
+        Scenario("no CAKE", 0, 0),
         Scenario("fixed at first", first.down_kbit * 9 // 10, first.up_kbit * 9 // 10),
         Scenario("fixed at lowest", low_d * 9 // 10, low_u * 9 // 10),
         Scenario("adaptive", first.down_kbit * 9 // 10, first.up_kbit * 9 // 10,
@@ -116,8 +118,8 @@ def run(rl: topo.RouterLab, scenario: Scenario,
     for p in schedule[1:]:
         steps.append(f"sleep {schedule[schedule.index(p) - 1].seconds}")
         steps.append(set_line(isp, p.down_kbit, p.up_kbit))
-    isp.check(f"rm -f /run/schedule.log; ({' && '.join(steps)} "
-              "&& echo done > /run/schedule.log) >/dev/null 2>&1 &")
+    isp.check(f"rm -f /run/schedule.log; (({' && '.join(steps)} "
+              "&& echo done > /run/schedule.log) >/dev/null 2>&1 &)")
     edge.check("rm -f /run/p /run/load.json; "
                f"(ping -D -O -n -i {PING_EVERY} -w {total} {topo.HUB_TUNNEL} > /run/p &); "
                f"iperf3 -c {topo.HUB_TUNNEL} --bidir -t {total} --json-stream "
@@ -154,7 +156,8 @@ def adapt_log(edge: Guest) -> list[dict]:
 
 
 def offered(schedule: tuple[Phase, ...] = SCHEDULE) -> tuple[float, float]:
-    """The line's (down, up) kbit/s over the schedule, time-weighted."""
+    """The line's (down, up) kbit/s over the schedule, time-weighted (its
+    rate on the wire: TCP gets about nine tenths of it through the tunnel)."""
     total = sum(p.seconds for p in schedule)
     return (sum(p.down_kbit * p.seconds for p in schedule) / total,
             sum(p.up_kbit * p.seconds for p in schedule) / total)

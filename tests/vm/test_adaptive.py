@@ -2,10 +2,12 @@
 `edge` -> `isp` (a bloated FIFO whose rates change on a schedule) -> `hub`,
 CAKE on the edge's tunnel, loaded both ways through it by iperf3 --bidir.
 
-Three runs on the same schedule, side by side in one lab: CAKE fixed at the
-first phase's rates, fixed at the lowest, adaptive. Adaptive is judged
-against the fixed-at-first run of the same lab (tests/lab/autorate.py), never
-against a fixed number of milliseconds. Then the peer going away and coming
+Four runs on the same schedule, side by side in one lab: no CAKE (what the
+line carries for TCP, its FIFO full), CAKE fixed at the first phase's rates,
+fixed at the lowest (what playing safe loses), adaptive. Adaptive is judged
+against runs of the same lab (tests/lab/autorate.py): its latency against
+fixed-at-first's, its goodput against no CAKE's; never against a fixed
+number of milliseconds. Then the peer going away and coming
 back. Absolute figures: `make bench` (bench/adaptive.py)."""
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ SHARED_LAB = shared.bloated_lab
 
 # adaptive's worst phase +p95 at most this share of fixed-at-first's (the issue's)
 MAX_P95_SHARE = 0.25
-# adaptive's goodput (both ways) at least this share of what the line offered
+# adaptive's goodput (both ways) at least this share of what the line carried
+# with no CAKE in the same lab (the issue's "capacity the schedule offered":
+# TCP through the tunnel gets about nine tenths of the line's wire rate, so
+# the wire rate itself would ask for more than any shaper can give)
 MIN_GOODPUT_SHARE = 0.80
 
 
@@ -40,6 +45,14 @@ def runs(shared_lab, hub_pub) -> dict[str, autorate.Run]:
         print(f"\n{scenario.name}: idle {out[scenario.name].idle_ms:.1f} ms")
         for phase in out[scenario.name].phases:
             print("   ", phase)
+        if scenario.adaptive:
+            log = autorate.adapt_log(shared_lab.edge)
+            kinds: dict[str, int] = {}
+            for r in log:
+                kinds[f"{r['dir']} {r['kind']}"] = kinds.get(f"{r['dir']} {r['kind']}", 0) + 1
+            print("    changes:", kinds)
+            print("    down:", [r["rate_kbit"] for r in log if r["dir"] == "down"][-60:])
+            print("    up:", [r["rate_kbit"] for r in log if r["dir"] == "up"][-60:])
     figures.record("adaptive CAKE on a changing line", {"schedule": str(autorate.SCHEDULE)},
                    **{name: run.phases for name, run in out.items()})
     return out
@@ -53,10 +66,12 @@ def test_adaptive_keeps_latency_low_where_fixed_rates_bloat(runs) -> None:
 
 
 def test_adaptive_keeps_most_of_the_lines_capacity(runs) -> None:
-    down, up = autorate.offered()
-    adaptive = runs["adaptive"]
+    line, adaptive = runs["no CAKE"], runs["adaptive"]
+    capacity = line.total("down_kbit") + line.total("up_kbit")
     got = adaptive.total("down_kbit") + adaptive.total("up_kbit")
-    assert got >= MIN_GOODPUT_SHARE * (down + up), adaptive.phases
+    down, up = autorate.offered()
+    assert capacity >= 0.6 * (down + up), ("the line carried too little", line.phases)
+    assert got >= MIN_GOODPUT_SHARE * capacity, (adaptive.phases, line.phases)
 
 
 def test_each_rate_change_is_logged_with_its_reason(shared_lab, runs) -> None:
@@ -75,7 +90,7 @@ def test_a_silent_peer_gives_the_base_and_its_return_is_seen(shared_lab, runs) -
     from keel.thresholds import ADAPT_PEER_LOST_S
 
     edge, hub = shared_lab.edge, shared_lab.hub
-    adaptive = autorate.scenarios()[2]
+    adaptive = next(s for s in autorate.scenarios() if s.adaptive)
     # a low rate first (the line at its lowest, loaded): not the base
     isp = shared_lab.isp
     low = autorate.SCHEDULE[1]
