@@ -201,3 +201,82 @@ async def test_the_setups_choice_is_fixed_when_adaptive_is_not_offered():
         await pilot.press("y")
         await settle(pilot)
         assert len(hooks.fixed) == 1 and hooks.adaptive == []
+
+
+# --- the setup wizard: adaptive offered where the line is measured ----------------------
+
+@asynctest
+async def test_the_wizard_measures_then_applies_adaptive_cake(tmp_path):
+    from keel.ui.screens import RatesConfirmScreen, SelfTestScreen
+    from keel.ui.selftest import MeasuredRates, RecommendedRates
+    from tests.ui.test_ui_setup import KEY, FakeKeel, keys, open_wizard, wizard
+
+    fake, hooks = FakeKeel(), Applied()
+    app = make_app(**hooks.kwargs())
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_wizard(app, pilot, wizard(tmp_path, fake))
+        await keys(pilot, "enter", "enter", "enter", "enter", "enter", "enter")
+        await keys(pilot, "up", "enter", "enter", KEY, "enter", "203.0.113.2:51820",
+                   "enter", "enter")
+        assert "step 6/7: Shaping" in screen_lines(app)[0]
+        text = "\n".join(screen_lines(app))
+        assert "( ) measure, then adaptive: CAKE follows the line" in text
+        assert "(*) leave shaping off for now" in text  # off by default
+        assert "not offered" not in text
+        await keys(pilot, "up", "up", "up", "enter")  # measure, then adaptive
+        assert screen.answers.shaping == "adaptive"
+        assert "shaping    adaptive, once the self-test after setup measures the line" in \
+            "\n".join(screen_lines(app))
+        await keys(pilot, "enter", "y", "y", "enter")
+        assert isinstance(app.screen, SelfTestScreen) and app.screen.prefer_adaptive
+        await settle(pilot)
+        assert app.runner.started[-1][0] == "throughput"
+        assert "[a] adaptive" in "\n".join(screen_lines(app))
+        await pilot.press("a")
+        await pilot.pause()
+        assert isinstance(app.screen, RatesConfirmScreen)
+        await pilot.press("y")
+        await settle(pilot)
+        assert hooks.adaptive == [(RecommendedRates(38_000_000, 85_000_000),
+                                   MeasuredRates(41_700_000, 92_100_000))]
+
+
+@asynctest
+async def test_the_wizard_says_why_a_hub_is_not_offered_adaptive(tmp_path):
+    from tests.ui.test_ui_setup import VPS_NIC, FakeKeel, keys, open_wizard, wizard
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_wizard(app, pilot, wizard(tmp_path, FakeKeel(), VPS_NIC))
+        await keys(pilot, "down", "enter", "enter", "down", "enter", "198.51.100.7/32",
+                   "enter", "198.51.100.1", "enter")
+        await keys(pilot, "up", "up", "enter", "enter", "enter")  # pair; address, port
+        assert "step 5/6: Shaping" in screen_lines(app)[0]
+        text = "\n".join(screen_lines(app))
+        assert "measure, then adaptive" not in text
+        assert "adaptive CAKE: not offered: it runs on the edge (the edge probes the hub)" \
+            in text
+        assert "adaptive" not in screen.answers.shaping
+
+
+@asynctest
+async def test_an_edge_that_pairs_measures_then_prefers_adaptive(tmp_path):
+    from keel.ui.screens import SelfTestScreen
+    from keel.ui.setup import PairingScreen
+    from tests.ui.test_ui_setup import FakeKeel, FakePairing, keys, open_wizard, wizard
+
+    pairing = FakePairing()
+    app = make_app(**Applied().kwargs())
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_wizard(app, pilot, wizard(tmp_path, FakeKeel(), pair=pairing))
+        await keys(pilot, "enter", "enter", "enter", "enter", "enter", "enter")
+        await keys(pilot, "up", "up", "enter")  # pair with the hub
+        await keys(pilot, "203.0.113.2", "enter", "1234-5678", "enter")
+        assert "step 6/7: Shaping" in screen_lines(app)[0]
+        await keys(pilot, "up", "up", "up", "enter")
+        assert screen.answers.shaping == "adaptive"
+        await keys(pilot, "enter", "y", "y", "enter")
+        assert isinstance(app.screen, PairingScreen)
+        assert pairing.calls == [("edge", "203.0.113.2", "1234-5678")]
+        await keys(pilot, "enter")  # paired: then the throughput self-test
+        assert isinstance(app.screen, SelfTestScreen) and app.screen.prefer_adaptive

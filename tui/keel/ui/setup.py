@@ -279,6 +279,10 @@ class SetupScreen(Screen[None]):
             if ask.name == "tunnel" and a.tunnel == "pair":
                 note = model.PAIRING_HUB if a.role == "hub" else model.PAIRING_EDGE
                 out.append(Static(Text(note), classes="step-doc", id="pairing-note"))
+            refusal = model.adaptive_refusal(a)
+            if ask.name == "shaping" and refusal and model.has_tunnel(a):
+                out.append(Static(Text(f"adaptive CAKE: not offered: {refusal}"),
+                                  classes="step-doc", id="adaptive-note"))
         return out
 
     def _nic_doc(self) -> str:
@@ -482,23 +486,25 @@ class SetupScreen(Screen[None]):
             return
         a = self.answers
         self.app.pop_screen()
-        then_selftest = a.shaping == "selftest"
+        then_selftest = model.measures(a)
+        adaptive = a.shaping == "adaptive"
         if a.tunnel == "pair":
             self.app.push_screen(PairingScreen(a.role, a.hub_address, a.pair_code, self.pair,
-                                               then_selftest, id="pairing-screen"))
+                                               then_selftest, adaptive, id="pairing-screen"))
         elif then_selftest:
-            start_selftest(self.app)
+            start_selftest(self.app, adaptive)
         else:
             self.app.call_later(getattr(self.app, "say", lambda _t: None),
                                 f"setup {said}")
 
 
-def start_selftest(app: Any) -> None:
+def start_selftest(app: Any, adaptive: bool = False) -> None:
     """The self-test screen, running the throughput test: its [a] applies
-    the recommended rates with confirm, [k] keeps them."""
+    the recommended rates with confirm (`adaptive`: [a] then [y] takes
+    adaptive CAKE around them, the setup's choice), [k] keeps them."""
     from keel.ui.screens import SelfTestScreen
 
-    screen = SelfTestScreen(id="selftest")
+    screen = SelfTestScreen(prefer_adaptive=adaptive, id="selftest")
     app.push_screen(screen)
     screen.call_after_refresh(screen.action_run, "throughput")
 
@@ -515,10 +521,10 @@ class PairingScreen(Screen[None]):
     """
 
     def __init__(self, role: str, hub: str, code: str, pair: PairAfterSetup,
-                 then_selftest: bool = False, **kwargs: Any) -> None:
+                 then_selftest: bool = False, adaptive: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.role, self.hub, self.code, self.pair = role, hub, code, pair
-        self.then_selftest = then_selftest
+        self.then_selftest, self.adaptive = then_selftest, adaptive
         self.lines: list[str] = []
         self.done = False
         self.paired = False
@@ -561,7 +567,7 @@ class PairingScreen(Screen[None]):
             return
         self.app.pop_screen()
         if self.paired and self.then_selftest:
-            start_selftest(self.app)
+            start_selftest(self.app, self.adaptive)
 
     def action_nothing(self) -> None:
         pass

@@ -31,10 +31,17 @@ TUNNELS = {"pair": "pair with the hub (keel pair: a one-time code)",
 HUB_TUNNELS = {"pair": "pair with the edge: show a one-time code after setup",
                "manual": "enter the edge's public key by hand",
                "none": "no peer yet (add one later)"}
-SHAPING = {"selftest": "measure: the throughput self-test after setup, then [a] takes "
+# "adaptive" measures too, then [a] takes adaptive CAKE around the rates
+# measured (keel.apply.rates.adaptive_bounds: base the rate recommended, max
+# what the line carried, min half the base); only where the daemon has a peer
+# to probe (can_adapt). Listed first so that the others keep their places.
+SHAPING = {"adaptive": "measure, then adaptive: CAKE follows the line (min half, max "
+                       "the line)",
+           "selftest": "measure: the throughput self-test after setup, then [a] takes "
                        "its rates",
            "manual": "enter the rates (kbit/s)",
            "off": "leave shaping off for now"}
+MEASURED = ("adaptive", "selftest")  # the shaping answers that run the self-test
 
 PAIRING_NOTE = "pairing: run `keel pair` on the hub"
 PAIRING_EDGE = (PAIRING_NOTE + " (or choose pairing in its setup), then type its address "
@@ -147,6 +154,24 @@ def has_tunnel(a: Answers) -> bool:
     return a.tunnel in ("pair", "manual")
 
 
+def measures(a: Answers) -> bool:
+    """The throughput self-test runs after the setup (its rates taken by [a])."""
+    return a.shaping in MEASURED
+
+
+def adaptive_refusal(a: Answers) -> str | None:
+    """Why adaptive CAKE is not offered with these answers (None: it is):
+    its daemon probes the tunnel's peer, so the peer needs an endpoint this
+    router reaches (the loader's own condition); a hub's edges have none."""
+    if not has_tunnel(a):
+        return "no tunnel: adaptive CAKE probes the tunnel's peer"
+    if a.role == "hub":
+        return "it runs on the edge (the edge probes the hub)"
+    if a.tunnel == "manual" and not a.peer_endpoint.strip():
+        return "the peer has no endpoint to probe (adaptive CAKE probes it)"
+    return None
+
+
 def choices(name: str, a: Answers) -> dict[str, str]:
     """The choices of a choice ask, as offered now."""
     if name == "role":
@@ -156,8 +181,10 @@ def choices(name: str, a: Answers) -> dict[str, str]:
     if name == "tunnel":
         return HUB_TUNNELS if a.role == "hub" else TUNNELS
     if name == "shaping":
-        return SHAPING if has_tunnel(a) else {k: v for k, v in SHAPING.items()
-                                              if k != "selftest"}
+        left_out = {"adaptive"} if adaptive_refusal(a) else set()
+        if not has_tunnel(a):
+            left_out.add("selftest")
+        return {k: v for k, v in SHAPING.items() if k not in left_out}
     raise KeyError(name)
 
 
@@ -195,8 +222,9 @@ def set_answer(a: Answers, name: str, value: str) -> Answers:
             out.peer_allowed_ips = PEER_ALLOWED[value]
         if value == "hub":
             out.lan_interface = ""
-    if out.shaping not in choices("shaping", out):
-        out.shaping = "off"
+    offered = choices("shaping", out)
+    if out.shaping not in offered:  # adaptive no longer offered: still measured
+        out.shaping = "selftest" if out.shaping in MEASURED and "selftest" in offered else "off"
     return out
 
 
@@ -308,6 +336,11 @@ def build(a: Answers, base: dict[str, Any]) -> dict[str, Any]:
     manual = a.shaping == "manual"
     put("wan.shaping.upload_kbit", a.upload_kbit if manual else "0")
     put("wan.shaping.download_kbit", a.download_kbit if manual else "0")
+    if not manual:  # no rates until measured: nothing to adapt yet ([a] sets it)
+        _put(data, "wan.shaping.adaptive", False)
+        for way in ("upload", "download"):
+            for end in ("min", "max"):
+                _put(data, f"wan.shaping.{way}_{end}_kbit", 0)
     if not tunnel:
         if data["wan"]["shaping"].get("attach") == "tunnel":
             _put(data, "wan.shaping.attach", "wan")
@@ -446,7 +479,9 @@ def summary(a: Answers) -> list[str]:
         lines.append("tunnel     none")
     else:
         lines.append("peer       none yet")
-    lines.append({"selftest": "shaping    off until the self-test after setup measures the "
+    lines.append({"adaptive": "shaping    adaptive, once the self-test after setup measures "
+                              "the line",
+                  "selftest": "shaping    off until the self-test after setup measures the "
                               "line",
                   "manual": f"shaping    CAKE {a.upload_kbit or 0} kbit/s up, "
                             f"{a.download_kbit or 0} kbit/s down",
