@@ -85,8 +85,9 @@ def main() -> int:
     down, up = autorate.offered()
     for name, got in runs.items():
         share = [(r.total("down_kbit") + r.total("up_kbit")) / (down + up) for r in got]
-        print(f"{name:16} goodput {spread([s * 100 for s in share])} % of the line's; "
-              f"worst phase +p95 {spread([r.total('p95') for r in got])} ms")
+        print(f"{name:16} goodput {spread([s * 100 for s in share])} % of the line's rate; "
+              f"under load +p50 {spread([r.p50 for r in got])} "
+              f"+p95 {spread([r.p95 for r in got])} ms")
     for name, why in failed.items():
         print(f"{name}: failed: {why}")
     return 1 if failed else 0

@@ -70,6 +70,9 @@ class Run:
     idle_ms: float
     # per phase: +p50 and +p95 over idle (ms), goodput down and up (kbit/s)
     phases: list[dict] = field(default_factory=list)
+    # over the whole run under load (each phase's settling seconds left out)
+    p50: float = float("nan")
+    p95: float = float("nan")
 
     def total(self, key: str) -> float:
         return max(p[key] for p in self.phases) if key.startswith("p") else \
@@ -134,9 +137,11 @@ def run(rl: topo.RouterLab, scenario: Scenario,
                 intervals.extend(data)
     result = Run(scenario.name, idle_ms)
     start = 0.0
+    loaded: list[float | None] = []
     for p in schedule:
         lo, hi = start + SETTLE_S, start + p.seconds
         rtts = [s.rtt_ms for s in pings if lo <= s.sent - pings[0].sent < hi]
+        loaded += rtts
         stats = latency_stats(rtts)
         up = [i.bps for i in intervals if not i.reverse and lo <= i.start < hi]
         down = [i.bps for i in intervals if i.reverse and lo <= i.start < hi]
@@ -147,6 +152,9 @@ def run(rl: topo.RouterLab, scenario: Scenario,
             "down_kbit": round(sum(down) / len(down) / 1000) if down else 0,
             "up_kbit": round(sum(up) / len(up) / 1000) if up else 0})
         start = hi
+    overall = latency_stats(loaded)
+    result.p50 = round(overall.p50_ms - idle_ms, 1)
+    result.p95 = round(overall.p95_ms - idle_ms, 1)
     return result
 
 

@@ -16,11 +16,14 @@ import pytest
 
 from tests.lab import autorate, configs, figures, shared
 from tests.lab import topology as topo
+from tests.lab.throttle import throttled
 
 QUIET_HOST = True  # latency under load: its verdicts measure the host's spare CPU
 SHARED_LAB = shared.bloated_lab
 
-# adaptive's worst phase +p95 at most this share of fixed-at-first's (the issue's)
+# adaptive's +p95 under load (the whole run) at most this share of
+# fixed-at-first's (the issue's). Seen: 0.15-0.16 over the run; its worst
+# phase (the line at its lowest) 0.22-0.24 of fixed's worst
 MAX_P95_SHARE = 0.25
 # adaptive's goodput (both ways) at least this share of what the line carried
 # with no CAKE in the same lab (the issue's "capacity the schedule offered":
@@ -42,7 +45,9 @@ def runs(shared_lab, hub_pub) -> dict[str, autorate.Run]:
     for scenario in autorate.scenarios():
         autorate.configure(shared_lab, hub_pub, scenario)
         out[scenario.name] = autorate.run(shared_lab, scenario)
-        print(f"\n{scenario.name}: idle {out[scenario.name].idle_ms:.1f} ms")
+        got = out[scenario.name]
+        print(f"\n{scenario.name}: idle {got.idle_ms:.1f} ms, under load +p50 {got.p50} "
+              f"+p95 {got.p95} ms")
         for phase in out[scenario.name].phases:
             print("   ", phase)
         if scenario.adaptive:
@@ -60,9 +65,9 @@ def runs(shared_lab, hub_pub) -> dict[str, autorate.Run]:
 
 def test_adaptive_keeps_latency_low_where_fixed_rates_bloat(runs) -> None:
     fixed, adaptive = runs["fixed at first"], runs["adaptive"]
-    assert fixed.total("p95") > 100, "the schedule's drop did not bloat the fixed run"
-    assert adaptive.total("p95") <= MAX_P95_SHARE * fixed.total("p95"), \
-        (adaptive.phases, fixed.phases)
+    assert fixed.p95 > 100, ("the schedule's drop did not bloat the fixed run", fixed.phases)
+    assert adaptive.p95 <= MAX_P95_SHARE * fixed.p95, (adaptive.p95, fixed.p95,
+                                                       adaptive.phases, fixed.phases)
 
 
 def test_adaptive_keeps_most_of_the_lines_capacity(runs) -> None:
@@ -111,3 +116,26 @@ def test_a_silent_peer_gives_the_base_and_its_return_is_seen(shared_lab, runs) -
         hub.check("keel apply", 60)  # the drop rule is drift: keel's ruleset again
     edge.until("test \"$(sed -n 's/.*\"peer_silent_s\": \\([0-9.]*\\).*/\\1/p' "
                "/run/keel/adapt.json | cut -d. -f1)\" -lt 2", 30)
+
+
+def test_a_starved_hub_is_no_reason_to_cut(shared_lab, hub_pub, runs) -> None:
+    """The hub's QEMU stopped 150 ms of every 250 (a throttled VPS, as in the
+    starving lab) on a steady line, loaded both ways: its answers carry its
+    stalls, so the delays they cause cut nothing ("stall: skipped"). The max
+    is the base here, so no raise can take the rate over the line: any cut
+    would be a cut for the stalls."""
+    edge, hub, isp = shared_lab.edge, shared_lab.hub, shared_lab.isp
+    first = autorate.SCHEDULE[0]
+    down, up = first.down_kbit * 9 // 10, first.up_kbit * 9 // 10
+    steady = autorate.Scenario("adaptive, no room above the base", down, up,
+                               (down // 2, down, up // 2, up))
+    autorate.configure(shared_lab, hub_pub, steady)
+    isp.check(autorate.set_line(isp, first.down_kbit, first.up_kbit))
+    seen = len(autorate.adapt_log(edge))
+    with throttled(hub.child.pid, 0.15, 0.10):
+        edge.check(f"iperf3 -c {topo.HUB_TUNNEL} --bidir -t 15 >/dev/null 2>&1; true", 120)
+    log = autorate.adapt_log(edge)[seen:]
+    kinds = [r["kind"] for r in log]
+    assert "stall-skipped" in kinds, log
+    assert "cut" not in kinds, [r for r in log if r["kind"] == "cut"]
+    assert any(r["reason"].startswith("stall: skipped") for r in log), log

@@ -94,8 +94,10 @@ UPGRADE_BOOT_TRIES = 3
 ADAPT_PROBE_HZ = 10  # probes a second through the tunnel
 # a sample is "delayed" this far over its direction's baseline, plus the time
 # one full-size packet (1500 bytes) takes at the current rate (which matters
-# under about 12 Mbit/s: 12 ms at 1 Mbit/s)
-ADAPT_DELAY_MS = 30.0
+# under about 12 Mbit/s: 12 ms at 1 Mbit/s). cake-autorate's 30 ms let the
+# lab's ping RTT (both directions' queues) reach +100 ms at p95; sqm-autorate
+# uses 15 ms, close to emulation's own jitter under load (+12 ms at p95)
+ADAPT_DELAY_MS = 20.0
 ADAPT_PACKET_BITS = 1500 * 8
 # bufferbloat: this many delayed samples among the last ADAPT_WINDOW
 ADAPT_DELAYED = 3

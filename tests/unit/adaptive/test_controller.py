@@ -46,8 +46,8 @@ def test_bounds_must_be_ordered() -> None:
 
 
 def test_the_threshold_grows_at_low_rates() -> None:
-    assert threshold_ms(12_000) == pytest.approx(31.0)
-    assert threshold_ms(600) == pytest.approx(50.0)
+    assert threshold_ms(12_000) == pytest.approx(th.ADAPT_DELAY_MS + 1.0)
+    assert threshold_ms(600) == pytest.approx(th.ADAPT_DELAY_MS + 20.0)
 
 
 def test_the_cut_grows_with_the_excess() -> None:
