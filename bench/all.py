@@ -16,6 +16,7 @@ BENCHES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("bench.run", ()),
     ("bench.cake_placement", ()),
     ("bench.adaptive", ()),
+    ("bench.ack_filter", ()),
     ("bench.starving", ()),
     ("bench.boot", ()),
     ("bench.upgrade", ()),
