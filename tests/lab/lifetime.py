@@ -153,13 +153,20 @@ def shared_name(module: ModuleType | None) -> str | None:
 
 def grouped(items: Iterable[Any]) -> list[Any]:
     """Test items with the modules that share a lab one after the other, where
-    the first of them was; every other module keeps its place."""
+    the first of them was; every other module keeps its place. Within a
+    shared lab, the modules that ask for fresh guests (SHARED_LAB_FRESH) come
+    first, so the lab is booted once for all of them."""
     blocks: dict[object, list[Any]] = {}
     for item in items:
         module = getattr(item, "module", None)
         key = shared_name(module) or module or item.nodeid
         blocks.setdefault(key, []).append(item)
-    return [item for block in blocks.values() for item in block]
+
+    def fresh_first(block: list[Any]) -> list[Any]:
+        return sorted(block, key=lambda i: not getattr(getattr(i, "module", None),
+                                                       "SHARED_LAB_FRESH", False))
+
+    return [item for block in blocks.values() for item in fresh_first(block)]
 
 
 def ends_after(module: ModuleType, next_module: ModuleType | None, failed: bool) -> bool:

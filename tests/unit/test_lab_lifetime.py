@@ -41,6 +41,17 @@ def test_modules_sharing_a_lab_run_together_where_the_first_was():
         "pairing"] * 2
 
 
+def test_a_module_that_asks_for_fresh_guests_goes_first_in_its_lab():
+    """(the adaptive lab sorts before the first-boot test, which needs the
+    guests as first booted: without this the shared lab would boot twice)"""
+    adaptive, first_boot, selftest = (module("adaptive", image_lab),
+                                      module("first_boot", image_lab),
+                                      module("selftest", image_lab))
+    first_boot.SHARED_LAB_FRESH = True
+    order = [i.module.__name__ for i in lifetime.grouped(items(adaptive, first_boot, selftest))]
+    assert order == ["first_boot"] * 2 + ["adaptive"] * 2 + ["selftest"] * 2
+
+
 def test_a_lab_ends_after_its_last_module_or_a_failure():
     boot, kf, other = module("boot", image_lab), module("kf", image_lab), module("other")
     assert not lifetime.ends_after(boot, boot, failed=False)
