@@ -94,7 +94,7 @@ def test_each_rate_change_is_logged_with_its_reason(shared_lab, runs) -> None:
     assert cut["reason"].startswith("delay +") and cut["rate_kbit"] < cut["from_kbit"]
 
 
-def test_a_silent_peer_gives_the_base_and_its_return_is_seen(shared_lab, runs) -> None:
+def test_a_silent_peer_gives_the_base_and_its_return_is_seen(shared_lab, hub_pub) -> None:
     """The hub stops answering (its reflector's port dropped): within
     ADAPT_PEER_LOST_S the rates are the base; when it answers again the
     probes are answered again."""
@@ -102,6 +102,7 @@ def test_a_silent_peer_gives_the_base_and_its_return_is_seen(shared_lab, runs) -
 
     edge, hub = shared_lab.edge, shared_lab.hub
     adaptive = next(s for s in autorate.scenarios() if s.adaptive)
+    autorate.configure(shared_lab, hub_pub, adaptive)
     # a low rate first (the line at its lowest, loaded): not the base
     isp = shared_lab.isp
     low = autorate.SCHEDULE[1]
@@ -129,7 +130,7 @@ def test_a_silent_peer_gives_the_base_and_its_return_is_seen(shared_lab, runs) -
                "/run/keel/adapt.json | cut -d. -f1)\" -lt 2", 30)
 
 
-def test_a_starved_hub_is_no_reason_to_cut(shared_lab, hub_pub, runs) -> None:
+def test_a_starved_hub_is_no_reason_to_cut(shared_lab, hub_pub) -> None:
     """The hub's QEMU stopped 150 ms of every 250 (a throttled VPS, as in the
     starving lab) on a steady line, loaded both ways: its answers carry its
     stalls, so the delays they cause cut nothing ("stall: skipped"). The max
@@ -159,7 +160,7 @@ def cpu_seconds(guest, pidfile: str) -> float:
     return (int(fields[11]) + int(fields[12])) / hz
 
 
-def test_the_probe_and_controller_cost_little(shared_lab, hub_pub, runs) -> None:
+def test_the_probe_and_controller_cost_little(shared_lab, hub_pub) -> None:
     """The issue's budget: at most 0.5 % of a core on each side. Edge: the
     daemon's own CPU over MEASURE_S, the tunnel idle. Hub: its stall meter
     (the reflector is a thread of it) with the probes answered, against the
