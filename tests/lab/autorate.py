@@ -121,8 +121,8 @@ def run(rl: topo.RouterLab, scenario: Scenario,
     for p in schedule[1:]:
         steps.append(f"sleep {schedule[schedule.index(p) - 1].seconds}")
         steps.append(set_line(isp, p.down_kbit, p.up_kbit))
-    isp.check(f"rm -f /run/schedule.log; (({' && '.join(steps)} "
-              "&& echo done > /run/schedule.log) >/dev/null 2>&1 &)")
+    steps.append("echo done > /run/schedule.log")
+    isp.check(f"rm -f /run/schedule.log; (({' && '.join(steps)}) >/dev/null 2>&1 &)")
     edge.check("rm -f /run/p /run/load.json; "
                f"(ping -D -O -n -i {PING_EVERY} -w {total} {topo.HUB_TUNNEL} > /run/p &); "
                f"iperf3 -c {topo.HUB_TUNNEL} --bidir -t {total} --json-stream "
