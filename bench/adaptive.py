@@ -53,6 +53,16 @@ def main() -> int:
             hub_pub = configs.configure_with_keel(rl, download=first.down_kbit * 9 // 10,
                                                   upload=first.up_kbit * 9 // 10,
                                                   attach="tunnel")
+            try:
+                spent = autorate.cost(rl, hub_pub)
+                print(f"bench: cost, the tunnel idle: edge daemon {spent['edge_daemon']:.2%} "
+                      f"of a core; hub reflector {spent['reflector']:.2%} (stall meter "
+                      f"{spent['hub_meter_answering']:.2%} answering, "
+                      f"{spent['hub_meter_not']:.2%} not); goal <= 0.50 % each",
+                      flush=True)
+            except Exception as err:  # said, and the bench goes on
+                failed["cost"] = " ".join(str(err).split())[:300]
+                print(f"cost: FAILED: {failed['cost']}", flush=True)
             for n in range(args.repeat):
                 for scenario in autorate.scenarios():
                     print(f"bench: {scenario.name}, run {n + 1} of {args.repeat} ...",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from keel.adaptive import wire
 from keel.parse import iperf3, ping
 from keel.selftest.grading import latency_stats
 from tests.lab import configs
@@ -169,3 +170,36 @@ def offered(schedule: tuple[Phase, ...] = SCHEDULE) -> tuple[float, float]:
     total = sum(p.seconds for p in schedule)
     return (sum(p.down_kbit * p.seconds for p in schedule) / total,
             sum(p.up_kbit * p.seconds for p in schedule) / total)
+
+
+def cpu_seconds(guest: Guest, pidfile: str) -> float:
+    """utime + stime of the process in `pidfile`, in seconds."""
+    out = guest.check(f"cut -d')' -f2- /proc/$(cat {pidfile})/stat; getconf CLK_TCK")
+    fields, hz = out.splitlines()[0].split(), int(out.splitlines()[-1])
+    return (int(fields[11]) + int(fields[12])) / hz
+
+
+def cost(rl: topo.RouterLab, hub_pub: str, seconds: int = 30) -> dict[str, float]:
+    """Adaptive CAKE's own CPU, the tunnel idle, in shares of a core: the
+    edge's daemon; the hub's stall meter (the reflector is a thread of it)
+    answering the probes, and the same with the probes dropped before they
+    reach it (the difference is the reflector's)."""
+    edge, hub = rl.edge, rl.hub
+    configure(rl, hub_pub, next(s for s in scenarios() if s.adaptive))
+    edge.check("sleep 5")
+    meter = "/run/keel/stall-meter.pid"
+
+    def over() -> tuple[float, float]:
+        e0, h0 = cpu_seconds(edge, "/run/keel/adapt.pid"), cpu_seconds(hub, meter)
+        edge.check(f"sleep {seconds}", seconds + 30)
+        e1, h1 = cpu_seconds(edge, "/run/keel/adapt.pid"), cpu_seconds(hub, meter)
+        return (e1 - e0) / seconds, (h1 - h0) / seconds
+
+    edge_share, answering = over()
+    hub.check(f"nft insert rule inet keel input udp dport {wire.PORT} drop")
+    try:
+        _, silent = over()
+    finally:
+        hub.check("keel apply", 60)  # the drop rule is drift: keel's ruleset again
+    return {"edge_daemon": edge_share, "hub_meter_answering": answering,
+            "hub_meter_not": silent, "reflector": answering - silent}

@@ -80,8 +80,12 @@ def threshold_ms(rate_kbit: int) -> float:
     return th.ADAPT_DELAY_MS + th.ADAPT_PACKET_BITS / max(rate_kbit, 1)
 
 
-def _absorb(state: State, samples: Sequence[float]) -> State:
-    """Each sample moves the baseline and is marked delayed or not."""
+def _absorb(state: State, samples: Sequence[float]
+            ) -> tuple[float | None, tuple[bool, ...], tuple[float, ...]]:
+    """Each sample moves the baseline and is marked delayed or not: the new
+    (baseline, delayed window, excesses of the delayed ones)."""
+    if not samples:
+        return state.baseline_ms, state.delayed, state.excess_ms
     baseline, delayed, excess = state.baseline_ms, list(state.delayed), list(state.excess_ms)
     limit = threshold_ms(state.rate_kbit)
     for ms in samples:
@@ -97,8 +101,8 @@ def _absorb(state: State, samples: Sequence[float]) -> State:
         if late:
             excess.append(rise - limit)
     delayed = delayed[-th.ADAPT_WINDOW:]
-    return replace(state, baseline_ms=baseline, delayed=tuple(delayed),
-                   excess_ms=tuple(excess[-sum(delayed):]) if any(delayed) else ())
+    late_count = sum(delayed)
+    return baseline, tuple(delayed), tuple(excess[-late_count:]) if late_count else ()
 
 
 def cut_factor(excess_ms: float) -> float:
@@ -110,7 +114,9 @@ def cut_factor(excess_ms: float) -> float:
 def step(state: State, tick: Tick, bounds: Bounds) -> tuple[State, Decision]:
     """The next state and what to run at; see the module's docstring."""
     since = 0.0 if state.last_tick is None else max(tick.now - state.last_tick, 0.0)
-    state = replace(_absorb(state, tick.samples), last_tick=tick.now)
+    baseline, delayed, excess_ms = _absorb(state, tick.samples)
+    state = State(state.rate_kbit, baseline, delayed, excess_ms, state.last_cut,
+                  state.last_raise, tick.now)
     rate = state.rate_kbit
 
     silent = (float("inf") if tick.last_reply is None

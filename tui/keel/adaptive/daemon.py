@@ -36,7 +36,7 @@ from keel.adaptive.controller import Bounds, Decision, State, Tick, start, step
 from keel.adaptive.reflector import SO_TIMESTAMPNS, arrival_ns
 from keel.parse.procstat import shares
 from keel.system.cpu_times import read_cpu_times
-from keel.system.links import read_counters
+from keel.system.links import TxBytes
 from keel.system.source import SourceError
 
 RUN_DIR = Path("/run/keel")
@@ -104,15 +104,15 @@ class Counters:
     """What got through a device (its tx bytes) over the load window."""
 
     def __init__(self, dev: str) -> None:
-        self.dev = dev
+        self.tx = TxBytes(dev)
         self.seen: deque[tuple[float, int]] = deque()
 
     def kbit(self, now: float) -> float:
-        got = read_counters(self.dev)
+        got = self.tx.read()
         if got is None:
             self.seen.clear()
             return 0.0
-        self.seen.append((now, got.tx_bytes))
+        self.seen.append((now, got))
         while len(self.seen) > 2 and now - self.seen[1][0] >= th.ADAPT_LOAD_WINDOW_S:
             self.seen.popleft()
         (t0, b0), (t1, b1) = self.seen[0], self.seen[-1]

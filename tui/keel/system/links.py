@@ -3,6 +3,7 @@ masks (/sys/class/net)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from keel.system.source import RealSource, Source, SourceError
@@ -45,6 +46,31 @@ def read_counters(dev: str, source: Source | None = None) -> Counters | None:
     except (SourceError, ValueError):
         return None
     return Counters(*values)
+
+
+class TxBytes:
+    """A device's tx_bytes read again and again from one open file (a
+    pread a read, not an open, read and close): the adaptive daemon reads it
+    ten times a second. None when the device is gone (the file is reopened
+    on the next read, for a device made again)."""
+
+    def __init__(self, dev: str) -> None:
+        self.path = f"{NET}/{dev}/statistics/tx_bytes"
+        self.fd: int | None = None
+
+    def read(self) -> int | None:
+        try:
+            if self.fd is None:
+                self.fd = os.open(self.path, os.O_RDONLY)
+            return int(os.pread(self.fd, 32, 0))
+        except (OSError, ValueError):
+            self.close()
+            return None
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 def rps_mask(dev: str, source: Source | None = None) -> int | None:
