@@ -151,6 +151,8 @@ async def test_an_install_shows_its_progress_then_the_countdown_and_enter_reboot
         assert app.screen is screen and "cannot be stopped halfway" in text_of(app)
         fake.go_on.set()
         await until(pilot, lambda: isinstance(app.screen, RebootScreen))
+        # the screen is there before it has drawn (a busy host shows the gap)
+        await until(pilot, lambda: "rebooting in [" in text_of(app))
         text = text_of(app)
         assert "keel 0.4.0 is in slot B: kept if healthy, else slot A again" in text
         assert "rebooting in [" in text and "[enter] reboot now" in text
@@ -272,7 +274,7 @@ async def test_the_rollback_asks_then_counts_down_like_an_install():
         assert fake.rollbacks == 0
         await pilot.press("b", "y")
         await until(pilot, lambda: isinstance(app.screen, RebootScreen))
-        assert "slot B (0.2.0) boots next" in text_of(app)
+        await until(pilot, lambda: "slot B (0.2.0) boots next" in text_of(app))
         await pilot.press("enter")
         await settle(pilot)
         assert fake.rollbacks == 1 and fake.reboots == 1
