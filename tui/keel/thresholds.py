@@ -131,6 +131,13 @@ ADAPT_PEER_HOLD_S = 2.0
 ADAPT_PEER_LOST_S = 5.0
 # a change smaller than this share of the rate is not written to CAKE
 ADAPT_WRITE_LEAST = 0.02
+# a tick is "stalled" (no cut, no raise) when this router's loop woke this late,
+# when a core was saturated (read every ADAPT_CPU_EVERY_S), or when the peer's
+# answer says its CPU was away this long; a stall marks ADAPT_STALL_HOLD_S
+ADAPT_OWN_STALL_MS = 20.0
+ADAPT_PEER_STALL_MS = 20.0
+ADAPT_CPU_EVERY_S = 0.5
+ADAPT_STALL_HOLD_S = 1.0
 # what the console and the verdicts read of it (keel.system.adaptive): the
 # daemon rewrites /run/keel/adapt.json once a second; a file older than this
 # is a daemon that died without removing it, not adaptive CAKE at work

@@ -43,10 +43,6 @@ RUN_DIR = Path("/run/keel")
 STATE = "adapt.json"
 LOG = "adapt.jsonl"
 LOG_MAX_LINES, LOG_KEEP_LINES = 4000, 2000
-OWN_STALL_MS = 20.0  # the loop woke this late: this router's CPU was away
-PEER_STALL_MS = 20.0  # the peer's reflector says its CPU was away this long
-CPU_EVERY_S = 0.5
-STALL_HOLD_S = 1.0  # a stall seen marks this long (the "a second")
 
 
 @dataclass(frozen=True)
@@ -189,7 +185,7 @@ class Daemon:
             up, down = ans.one_way_ms(arrived)
             ups.append(up)
             downs.append(down)
-            peer_stalled |= ans.peer_stall_ms >= PEER_STALL_MS
+            peer_stalled |= ans.peer_stall_ms >= th.ADAPT_PEER_STALL_MS
             self.last_reply = now
             self.answers += 1
         return ups, downs, peer_stalled
@@ -219,8 +215,9 @@ class Daemon:
 
     def tick(self, now: float, late_ms: float, check_cpus: bool) -> None:
         ups, downs, peer_stalled = self._drain(now)
-        if late_ms >= OWN_STALL_MS or peer_stalled or (check_cpus and self.cpus.saturated()):
-            self.stalled_until = now + STALL_HOLD_S
+        saturated = check_cpus and self.cpus.saturated()
+        if late_ms >= th.ADAPT_OWN_STALL_MS or peer_stalled or saturated:
+            self.stalled_until = now + th.ADAPT_STALL_HOLD_S
         stalled = now < self.stalled_until
         for way, samples in (("up", ups), ("down", downs)):
             if way not in self.bounds:
@@ -261,7 +258,7 @@ class Daemon:
             late_ms = max(0.0, (now - next_at) * 1000)
             check_cpus = now >= next_cpu
             if check_cpus:
-                next_cpu = now + CPU_EVERY_S
+                next_cpu = now + th.ADAPT_CPU_EVERY_S
             self.tick(now, late_ms, check_cpus)
             if now >= next_state:
                 next_state = now + 1.0
