@@ -31,11 +31,12 @@ class FastClock:
 
 
 async def capture(profile: Profile = CONSOLE, size: tuple[int, int] = (80, 24),
-                  seconds: float = 80.0, phase: float = 8.0, speed: float = 8.0) -> list[str]:
+                  seconds: float = 80.0, phase: float = 8.0, speed: float = 8.0,
+                  adaptive: bool = False) -> list[str]:
     from tests.ui.uihelpers import make_app, screen_lines
 
     clock = FastClock(BASE + phase - seconds, speed)
-    collectors = fake_collectors(clock=clock, wallclock=clock)
+    collectors = fake_collectors(clock=clock, wallclock=clock, adaptive=adaptive)
     every = dict.fromkeys(("tunnel", "cpu", "cake", "tuning", "latency", "verdict"),
                           1.0 / speed)
     app = make_app(profile, collectors=collectors, intervals=every)
@@ -55,10 +56,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds into the load's rise (peak at 10)")
     parser.add_argument("--seconds", type=float, default=80.0, help="history before it")
     parser.add_argument("--speed", type=float, default=8.0)
+    parser.add_argument("--adaptive", action="store_true", help="adaptive CAKE at work")
     args = parser.parse_args(argv)
     cols, rows = (int(v) for v in args.size.split("x"))
     lines = asyncio.run(capture(MODERN if args.modern else CONSOLE, (cols, rows), args.seconds,
-                                args.phase, args.speed))
+                                args.phase, args.speed, args.adaptive))
     print("\n".join(lines))
     return 0
 
