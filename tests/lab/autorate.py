@@ -180,26 +180,36 @@ def cpu_seconds(guest: Guest, pidfile: str) -> float:
 
 
 def cost(rl: topo.RouterLab, hub_pub: str, seconds: int = 30) -> dict[str, float]:
-    """Adaptive CAKE's own CPU, the tunnel idle, in shares of a core: the
-    edge's daemon; the hub's stall meter (the reflector is a thread of it)
-    answering the probes, and the same with the probes dropped before they
-    reach it (the difference is the reflector's)."""
-    edge, hub = rl.edge, rl.hub
+    """Adaptive CAKE's own CPU in shares of a core: the edge's daemon, and the
+    hub's stall meter (the reflector is a thread of it), with the tunnel idle
+    (the daemon rests: ADAPT_RESTING_HZ) and loaded both ways on a steady line
+    (ADAPT_PROBE_HZ); and the meter with the probes dropped before they reach
+    it (the difference is the reflector's)."""
+    edge, hub, isp = rl.edge, rl.hub, rl.isp
+    assert isp is not None
     configure(rl, hub_pub, next(s for s in scenarios() if s.adaptive))
+    isp.check(set_line(isp, SCHEDULE[0].down_kbit, SCHEDULE[0].up_kbit))
     edge.check("sleep 5")
     meter = "/run/keel/stall-meter.pid"
 
-    def over() -> tuple[float, float]:
+    def over(load: bool = False) -> tuple[float, float]:
         e0, h0 = cpu_seconds(edge, "/run/keel/adapt.pid"), cpu_seconds(hub, meter)
-        edge.check(f"sleep {seconds}", seconds + 30)
+        if load:
+            edge.check(f"iperf3 -c {topo.HUB_TUNNEL} --bidir -t {seconds} >/dev/null 2>&1; "
+                       "true", seconds * 3 + 30)
+        else:
+            edge.check(f"sleep {seconds}", seconds + 30)
         e1, h1 = cpu_seconds(edge, "/run/keel/adapt.pid"), cpu_seconds(hub, meter)
         return (e1 - e0) / seconds, (h1 - h0) / seconds
 
-    edge_share, answering = over()
+    edge_idle, answering_idle = over()
+    edge_loaded, answering_loaded = over(load=True)
     hub.check(f"nft insert rule inet keel input udp dport {wire.PORT} drop")
     try:
         _, silent = over()
     finally:
         hub.check("keel apply", 60)  # the drop rule is drift: keel's ruleset again
-    return {"edge_daemon": edge_share, "hub_meter_answering": answering,
-            "hub_meter_not": silent, "reflector": answering - silent}
+    return {"edge_idle": edge_idle, "edge_loaded": edge_loaded,
+            "hub_meter_idle": answering_idle, "hub_meter_loaded": answering_loaded,
+            "hub_meter_not": silent, "reflector_idle": answering_idle - silent,
+            "reflector_loaded": answering_loaded - silent}

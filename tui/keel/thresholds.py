@@ -92,6 +92,12 @@ UPGRADE_BOOT_TRIES = 3
 # line, judged per direction from one-way delays to the tunnel's peer. The
 # figures start from cake-autorate's defaults (reference/router.md).
 ADAPT_PROBE_HZ = 10  # probes a second through the tunnel
+# while the line rests (every adapted direction at its base with under
+# ADAPT_IDLE_LOAD of it going through) this many: the first tick that sees
+# load goes back to ADAPT_PROBE_HZ. cake-autorate sleeps on idle too; the
+# controller has nothing to do then, and 10 probes a second would be most of
+# its cost (and the peer's)
+ADAPT_RESTING_HZ = 1
 # a sample is "delayed" this far over its direction's baseline, plus the time
 # one full-size packet (1500 bytes) takes at the current rate (which matters
 # under about 12 Mbit/s: 12 ms at 1 Mbit/s). cake-autorate's 30 ms let the

@@ -75,6 +75,13 @@ def start(bounds: Bounds) -> State:
     return State(rate_kbit=bounds.base_kbit)
 
 
+def resting(state: State, through_kbit: float, bounds: Bounds) -> bool:
+    """The direction at its base with next to no load: nothing for the
+    controller to do (the daemon then probes at ADAPT_RESTING_HZ)."""
+    return (state.rate_kbit == bounds.base_kbit
+            and through_kbit < th.ADAPT_IDLE_LOAD * bounds.base_kbit)
+
+
 def threshold_ms(rate_kbit: int) -> float:
     """A sample's rise over the baseline from which it counts as delayed."""
     return th.ADAPT_DELAY_MS + th.ADAPT_PACKET_BITS / max(rate_kbit, 1)

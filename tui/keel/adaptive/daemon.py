@@ -4,8 +4,9 @@ is on:
     python -m keel.adaptive.daemon --peer 10.99.0.1 --egress eth0 --ingress ifb4eth0 \\
         --up 600:1350:1500 --down 1500:3600:4000
 
-Every 1/ADAPT_PROBE_HZ seconds it sends a probe through the tunnel to the
-peer's reflector, reads the answers that came meanwhile (one-way delay each
+Every 1/ADAPT_PROBE_HZ seconds (1/ADAPT_RESTING_HZ while the line rests: each
+direction at its base, next to no load) it sends a probe through the tunnel
+to the peer's reflector, reads the answers that came meanwhile (one-way delay each
 way, and the peer's stall), reads what got through each CAKE (the devices'
 byte counters), notes whether this router stalled (the loop woke late) or a
 core was saturated, steps each direction's controller
@@ -32,7 +33,7 @@ from pathlib import Path
 
 from keel import thresholds as th
 from keel.adaptive import wire
-from keel.adaptive.controller import Bounds, Decision, State, Tick, start, step
+from keel.adaptive.controller import Bounds, Decision, State, Tick, resting, start, step
 from keel.adaptive.reflector import SO_TIMESTAMPNS, arrival_ns
 from keel.parse.procstat import shares
 from keel.system.cpu_times import read_cpu_times
@@ -230,6 +231,14 @@ class Daemon:
             self._write(way, decision, now)
         self._send()
 
+    def period(self) -> float:
+        """Seconds to the next tick: ADAPT_PROBE_HZ's, or ADAPT_RESTING_HZ's
+        while every direction rests (keel.adaptive.controller.resting)."""
+        if all(resting(self.states[way], self.through[way], b)
+               for way, b in self.bounds.items()):
+            return 1.0 / th.ADAPT_RESTING_HZ
+        return 1.0 / th.ADAPT_PROBE_HZ
+
     def snapshot(self) -> dict:
         def one(way: str) -> dict:
             s, b = self.states[way], self.bounds[way]
@@ -243,7 +252,6 @@ class Daemon:
                 "peer_silent_s": silent, **{way: one(way) for way in self.bounds}}
 
     def run(self, stop: threading.Event) -> None:
-        period = 1.0 / th.ADAPT_PROBE_HZ
         state_path = self.run_dir / STATE
         began = next_at = time.monotonic()
         next_cpu = next_state = began
@@ -265,6 +273,7 @@ class Daemon:
                 tmp = state_path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(self.snapshot()) + "\n")
                 os.replace(tmp, state_path)
+            period = self.period()
             next_at += period
             if now - next_at > 1.0:  # far behind (a long stall): start the count again
                 next_at = now + period
