@@ -121,13 +121,13 @@ def plan_tunnel(model: RouterModel, probe: Probe, private_key: Callable[[], str]
     conf_path = probe.run_dir / f"{t.interface}.conf"
     # the stamp holds a digest of the rendered file with a digest of the key in
     # place of the key: a new key or any other change makes it differ
-    digest = _sha(wireguard.render_syncconf(t, _sha(private_key())))
+    digest = _sha(wireguard.render_syncconf(t, _sha(private_key()), model.forwards))
     if probe.stamp(f"{t.interface}.sha") != digest or t.interface not in links:
         def write_conf() -> None:
             conf_path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(conf_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as f:
-                f.write(wireguard.render_syncconf(t, private_key()))
+                f.write(wireguard.render_syncconf(t, private_key(), model.forwards))
         steps.append(Step("wireguard", f"{t.interface}: port {t.listen_port}, "
                                        f"{len(t.peer)} peer(s)",
                           # the file holds the private key: gone once WireGuard has it
@@ -150,7 +150,7 @@ def plan_tunnel(model: RouterModel, probe: Probe, private_key: Callable[[], str]
         cmds.append(("ip", "link", "set", t.interface, "up"))
     if cmds:
         steps.append(Step("wireguard", f"{t.interface} addresses, MTU {t.mtu}, up", tuple(cmds)))
-    routes = wireguard.route_commands(t)
+    routes = wireguard.route_commands(t, model.forwards)
     # routes keel put through the tunnel that the config no longer lists
     want = ({str(ipaddress.ip_network(p)) for p in t.prefixes} if t.route == "prefixes"
             else set())
@@ -164,13 +164,33 @@ def plan_tunnel(model: RouterModel, probe: Probe, private_key: Callable[[], str]
                           stamps=_stamp(probe.run_dir, f"{t.interface}.routes",
                                         _sha(repr(routes)))))
     rules = probe.rules()
-    for rule in wireguard.policy_rules(t):
+    wanted = wireguard.policy_rules(t, model.forwards)
+    for rule in wanted:
         prio, *selector = rule
         if f"{prio}:\t{' '.join(selector)}" not in rules:
             steps.append(Step("routes", f"policy rule {prio}",
                               (("ip", "rule", "add", "priority", prio,
                                 *[s for s in selector if s not in ("from", "all")]),)))
+    prio = wireguard.FORWARD_RULE_PRIORITY
+    if f"\n{prio}:" in f"\n{rules}" and not any(r[0] == prio for r in wanted):
+        steps.append(Step("routes", f"policy rule {prio} removed (no inner forward left)",
+                          (("ip", "rule", "del", "priority", prio),)))
+    steps += _plan_loose_rp(t.interface, model, probe)
     return steps
+
+
+def _plan_loose_rp(dev: str, model: RouterModel, probe: Probe) -> list[Step]:
+    """Loose reverse-path filtering on the tunnel of an edge with inner
+    forwards: their packets come in through it from clients that the main
+    table reaches by the WAN (strict filtering would drop them)."""
+    if not any(f.role == "inner" for f in model.forwards):
+        return []
+    key = f"net.ipv4.conf.{dev}.rp_filter"
+    proc = probe.runner.run(["sysctl", "-n", key], check=False)
+    if proc.returncode == 0 and proc.stdout.strip() == "2":
+        return []
+    return [Step("routes", f"{dev}: loose reverse-path filter (inner forwards)",
+                 (("sysctl", "-qw", f"{key}=2"),))]
 
 
 def _cake_matches(q: Qdisc | None, shaping: Shaping, direction: str) -> bool:

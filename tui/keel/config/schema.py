@@ -219,6 +219,21 @@ class Access:
 
 
 @dataclass(frozen=True)
+class Forward:
+    name: str = required("a name for the forward (keel forwards shows it)", syntax("hostname"))
+    port: str | int = required("the public port on the hub's WAN, or a range like "
+                               "\"8000-8010\"", syntax("port_range"))
+    to: str = required("the target: address:port, or the address alone for the same "
+                       "port(s) as the public one(s)", syntax("forward_target"))
+    protocol: str = key("tcp", "tcp, udp or both", one_of("tcp", "udp", "both"))
+    via: str | None = key(None, "the edge the target is behind (its peer name; on that "
+                                "edge, its own host name); leave out for a target in this "
+                                "router's own LAN", syntax("hostname"))
+    snat: bool = key(False, "the target sees the hub's tunnel address, not the client's "
+                            "(for a target that cannot route back through the edge)")
+
+
+@dataclass(frozen=True)
 class Config:
     system: System = section(System, "the router")
     wan: Wan = section(Wan, "the WAN: address and shaping")
@@ -230,6 +245,10 @@ class Config:
     selftest: Selftest = section(Selftest, "self-test support")
     access: Access = section(Access, "who may log in over SSH (the root password is set "
                                      "from the console: keel access password)")
+    forward: tuple[Forward, ...] = key((), "port forwards from the hub's public address, "
+                                           "one [[forward]] table each; the same table on the "
+                                           "hub and on the edge named by via (README: port "
+                                           "forwards)")
 
 
 def is_secret(name: str) -> bool:

@@ -13,6 +13,7 @@ from keel.model.reading import (
 )
 from keel.model.router import (
     Firewall,
+    Forward,
     Lan,
     Nat,
     Peer,
@@ -25,6 +26,6 @@ from keel.model.router import (
     WireGuard,
 )
 
-__all__ = ["Firewall", "InvalidConfig", "Lan", "Nat", "Peer", "RouterModel", "Selftest",
+__all__ = ["Firewall", "Forward", "InvalidConfig", "Lan", "Nat", "Peer", "RouterModel", "Selftest",
            "Shaping", "System", "Tuning", "Wan", "WireGuard", "config_in_force", "in_force",
            "model_from_config", "model_of", "read_loaded", "read_model"]

@@ -135,6 +135,49 @@ class Access:
 
 
 @dataclass(frozen=True)
+class Forward:
+    """A port forward ([[forward]]), with its role on this router, from `via`:
+    - "outer": via names one of our peers (we are the hub): the public port on
+      our WAN is DNATed through the tunnel to the target behind that peer;
+    - "inner": via is our own host name (we are that edge): the target is in
+      our LAN, the connections come through the tunnel from the hub (the peer
+      with an endpoint) with the client's address, and their replies go back
+      through it;
+    - "local": no via: the target is in our own LAN, DNATed from our WAN."""
+
+    name: str
+    protocol: str  # "tcp", "udp" or "both"
+    port_low: int  # the public port(s) on the hub's WAN
+    port_high: int
+    address: str  # the target's IPv4 address
+    target_port: int | None  # None: the same port(s) as the public one(s)
+    role: str  # "outer", "inner" or "local"
+    via: str | None = None
+    snat: bool = False
+
+    @property
+    def protocols(self) -> tuple[str, ...]:
+        return ("tcp", "udp") if self.protocol == "both" else (self.protocol,)
+
+    @property
+    def public(self) -> str:
+        """The public port(s) as nft and users write them: "8080", "8000-8010"."""
+        return (str(self.port_low) if self.port_low == self.port_high
+                else f"{self.port_low}-{self.port_high}")
+
+    @property
+    def target(self) -> str:
+        """The target as nft writes a DNAT's: "192.168.77.50:80", or the address
+        alone (the same ports)."""
+        return self.address if self.target_port is None else f"{self.address}:{self.target_port}"
+
+    @property
+    def target_ports(self) -> str:
+        """The port(s) the target receives on: "80", "8000-8010"."""
+        return self.public if self.target_port is None else str(self.target_port)
+
+
+@dataclass(frozen=True)
 class RouterModel:
     wans: tuple[Wan, ...]
     lans: tuple[Lan, ...] = ()
@@ -145,3 +188,4 @@ class RouterModel:
     selftest: Selftest = field(default_factory=Selftest)
     system: System = field(default_factory=System)
     access: Access = field(default_factory=Access)
+    forwards: tuple[Forward, ...] = ()
