@@ -145,8 +145,11 @@ ADAPT_PEER_STALL_MS = 20.0
 ADAPT_CPU_EVERY_S = 0.5
 ADAPT_STALL_HOLD_S = 1.0
 # what the console and the verdicts read of it (keel.system.adaptive): the
-# daemon rewrites /run/keel/adapt.json once a second; a file older than this
-# is a daemon that died without removing it, not adaptive CAKE at work
+# daemon rewrites /run/keel/adapt.json once a second (every
+# ADAPT_STATE_RESTING_S while the line rests: nothing changes then); a file
+# older than ADAPT_STATE_FRESH_S is a daemon that died without removing it,
+# not adaptive CAKE at work
+ADAPT_STATE_RESTING_S = 5.0
 ADAPT_STATE_FRESH_S = 10.0
 # the verdict "the line dropped: CAKE followed" (keel.verdicts): a direction's
 # adaptive rate under this share of its base, held over the window, while the

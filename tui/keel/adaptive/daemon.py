@@ -13,8 +13,9 @@ core was saturated, steps each direction's controller
 (keel.adaptive.controller) and writes a changed rate to CAKE over netlink.
 
 It keeps, in /run/keel: adapt.json (the rates now, for the console and
-doctor, rewritten once a second) and adapt.jsonl (every change with its
-reason, and every cut skipped for a stall; bounded)."""
+doctor, rewritten once a second; every ADAPT_STATE_RESTING_S at rest) and
+adapt.jsonl (every change with its reason, and every cut skipped for a
+stall; bounded)."""
 
 from __future__ import annotations
 
@@ -264,12 +265,14 @@ class Daemon:
                 break
             now = time.monotonic()
             late_ms = max(0.0, (now - next_at) * 1000)
-            check_cpus = now >= next_cpu
+            resting = self.period() > 1.0 / th.ADAPT_PROBE_HZ
+            # at rest nothing is cut: the cores need not be read
+            check_cpus = not resting and now >= next_cpu
             if check_cpus:
                 next_cpu = now + th.ADAPT_CPU_EVERY_S
             self.tick(now, late_ms, check_cpus)
             if now >= next_state:
-                next_state = now + 1.0
+                next_state = now + (th.ADAPT_STATE_RESTING_S if resting else 1.0)
                 tmp = state_path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(self.snapshot()) + "\n")
                 os.replace(tmp, state_path)
