@@ -256,6 +256,7 @@ class Daemon:
         state_path = self.run_dir / STATE
         began = next_at = time.monotonic()
         next_cpu = next_state = began
+        last_shown: tuple | None = None
         for way in self.bounds:  # the base from the start (apply set it too)
             self._write(way, Decision(self.bounds[way].base_kbit, "start: the base", "base"),
                         began)
@@ -271,7 +272,10 @@ class Daemon:
             if check_cpus:
                 next_cpu = now + th.ADAPT_CPU_EVERY_S
             self.tick(now, late_ms, check_cpus)
-            if now >= next_state:
+            # at once when a rate changed or the first answer came
+            shown = (tuple(s.rate_kbit for s in self.states.values()), self.last_reply is None)
+            if now >= next_state or shown != last_shown:
+                last_shown = shown
                 next_state = now + (th.ADAPT_STATE_RESTING_S if resting else 1.0)
                 tmp = state_path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(self.snapshot()) + "\n")
