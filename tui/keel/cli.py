@@ -5,6 +5,7 @@
     keel rollback [N]                                    re-apply revision N (default: the previous)
     keel show pubkey|revisions                           what the router is
     keel doctor [--json]                                 what is really in force
+    keel forwards [--json] | add NAME ... | remove NAME  port forwards
     keel config check|example ...                        the config file
     keel access [password|no-password|keys ...]          root password, SSH keys
     keel selftest throughput|bufferbloat|mtu             against the WireGuard peer
@@ -102,15 +103,16 @@ def build_parser() -> argparse.ArgumentParser:
     from keel.access.cli import add_access_command
     from keel.config.cli import add_config_commands
     from keel.doctor.cli import add_doctor_command
+    from keel.forwards.cli import add_forwards_command
     from keel.pair.cli import add_pair_commands
     from keel.selftest.cli import add_selftest_commands
     from keel.stall.cli import register as add_stall_meter_command
     from keel.ui.cli import add_tui_command
     from keel.upgrade.cli import add_upgrade_command
 
-    for add in (add_access_command, add_config_commands, add_doctor_command, add_pair_commands,
-                add_selftest_commands, add_stall_meter_command, add_tui_command,
-                add_upgrade_command):
+    for add in (add_access_command, add_config_commands, add_doctor_command,
+                add_forwards_command, add_pair_commands, add_selftest_commands,
+                add_stall_meter_command, add_tui_command, add_upgrade_command):
         add(sub)
     return parser
 
