@@ -113,6 +113,12 @@ endpoints = st.one_of(
               ).map(lambda t: f"{t[0]}:{t[1]}"),
     st.tuples(st.ip_addresses(), st.integers(0, 70000)).map(
         lambda t: f"[{t[0]}]:{t[1]}" if t[0].version == 6 else f"{t[0]}:{t[1]}"))
+port_ranges = st.one_of(
+    st.integers(-3, 70000), st.from_regex(r"[0-9+ -]{0,12}", fullmatch=True),
+    st.tuples(st.integers(-1, 70000), st.integers(-1, 70000)).map(lambda t: f"{t[0]}-{t[1]}"))
+targets = st.one_of(
+    addresses, endpoints,
+    st.tuples(st.ip_addresses(v=4), st.integers(-1, 70000)).map(lambda t: f"{t[0]}:{t[1]}"))
 BY_SYNTAX = {"ifname": ifnames, "hostname": ifnames, "address": addresses,
              "prefix": networks, "interface_address": networks, "wg_key": keys32,
              "endpoint": endpoints, "lease": st.from_regex(r"\d{0,4}[smhdwx]?", fullmatch=True),
@@ -120,7 +126,8 @@ BY_SYNTAX = {"ifname": ifnames, "hostname": ifnames, "address": addresses,
                  st.sampled_from(["ssh-ed25519", "ssh-rsa", "ssh-dss", ""]),
                  st.binary(max_size=60), st.text(max_size=10)).map(
                      lambda t: f"{t[0]} {base64.b64encode(ssh_blob(t[0], t[1])).decode()} "
-                               f"{t[2]}")}
+                               f"{t[2]}"),
+             "port_range": port_ranges, "forward_target": targets}
 
 
 def ssh_blob(kind: str, data: bytes) -> bytes:

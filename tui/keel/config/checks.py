@@ -25,6 +25,13 @@ LEASE_MAX_S = 365 * 86400
 WG_KEY_CHARS = 44
 _ENDPOINT_V6 = re.compile(r"\[([^\]]*)\]:([0-9]{1,5})")
 _ENDPOINT = re.compile(r"([^:\[\]]*):([0-9]{1,5})")
+PORT_LOW, PORT_HIGH = 1, 65535
+MAX_RANGE_PORTS = 1000  # ports in one forwarded range, like "8000-8999"
+_DIGITS = re.compile(r"[0-9]+")  # ASCII only (\d takes any script's digits)
+_NOT_PORTS = ('not a port or a range: a number like 8080, or a range like "8000-8010", '
+              "in digits only (no space, no sign)")
+_TARGET_IS = "a target is an IPv4 address, or address:port like 192.168.77.50:80"
+IPV6_TARGET = "IPv6 targets are not supported yet"
 
 
 def ifname(value: str) -> str | None:
@@ -152,6 +159,87 @@ def lease(value: str) -> str | None:
     return None
 
 
+def _port(text: str, not_digits: str) -> int | str:
+    """A port written in ASCII digits, or the reason it is not one
+    (`not_digits` when it is not a number at all)."""
+    if not _DIGITS.fullmatch(text):
+        return not_digits
+    if len(text) > 1 and text.startswith("0"):
+        return "a port is written without leading zeros"
+    if len(text) > 5 or not PORT_LOW <= int(text) <= PORT_HIGH:
+        return f"a port outside {PORT_LOW}-{PORT_HIGH}"
+    return int(text)
+
+
+def parse_ports(value: str | int) -> tuple[int, int] | str:
+    """(low, high) of a forward's public port(s): 8080, "8080" or "8000-8010";
+    else the reason. The one parse of `forward.port`: the check, the
+    relations and the model all read it."""
+    if isinstance(value, int):
+        return (value, value) if PORT_LOW <= value <= PORT_HIGH else (
+            f"outside {PORT_LOW}-{PORT_HIGH}")
+    first, dash, last = value.partition("-")
+    low = _port(first, _NOT_PORTS)
+    high = _port(last, _NOT_PORTS) if dash else low
+    if isinstance(low, str):
+        return low
+    if isinstance(high, str):
+        return high
+    if low > high:
+        return "a range goes up: its first port is above its last"
+    if high - low + 1 > MAX_RANGE_PORTS:
+        return f"a range of {high - low + 1} ports (at most {MAX_RANGE_PORTS})"
+    return low, high
+
+
+def port_range(value: str | int) -> str | None:
+    """A port (an integer, or ASCII digits in a string) or a range "N-M",
+    1 <= N <= M <= 65535, at most MAX_RANGE_PORTS ports: nothing else."""
+    parsed = parse_ports(value)
+    return parsed if isinstance(parsed, str) else None
+
+
+def _bracketed_or_colons(value: str) -> str | None:
+    """The reason a target written as IPv6 would be ("[...]", or more than
+    one ':') is refused, or None when it is not written so."""
+    if not value.startswith("[") and value.count(":") < 2:
+        return None
+    inner = value[1:value.index("]")] if value.startswith("[") and "]" in value else value
+    try:
+        addr = strict_address(inner)
+    except ValueError as err:
+        return f"{err} ({_TARGET_IS})"
+    if addr.version == 6:
+        return IPV6_TARGET
+    return "an IPv4 target is written without [...]"
+
+
+def parse_target(value: str) -> tuple[str, int | None] | str:
+    """(IPv4 address, port or None) of a forward's target "A.B.C.D:PORT" or
+    "A.B.C.D" (the address strictly: keel.config.netsets.address); else the
+    reason. The one parse of `forward.to`."""
+    why = _bracketed_or_colons(value)
+    if why:
+        return why
+    host, colon, port_text = value.partition(":")
+    try:
+        strict_address(host)  # IPv4: it holds no ':'
+    except ValueError as err:
+        return f"{err} ({_TARGET_IS})"
+    if not colon:
+        return host, None
+    port = _port(port_text, "not a number (digits only: no space, no sign)")
+    if isinstance(port, str):
+        return f"the port after ':': {port}"
+    return host, port
+
+
+def forward_target(value: str) -> str | None:
+    """A forward's target: an IPv4 address, alone or with ":port"."""
+    parsed = parse_target(value)
+    return parsed if isinstance(parsed, str) else None
+
+
 def ssh_public_key(value: str) -> str | None:
     try:
         parse_public_key(value)
@@ -170,7 +258,11 @@ SYNTAXES: dict[str, Callable[[str], str | None]] = {
     "endpoint": endpoint,
     "lease": lease,
     "ssh_public_key": ssh_public_key,
+    "port_range": port_range,
+    "forward_target": forward_target,
 }
+# the syntaxes that judge an integer too (a key typed string or integer)
+NUMERIC_SYNTAXES: dict[str, Callable[[int], str | None]] = {"port_range": port_range}
 
 
 def _span(low: int, high: int) -> str:
@@ -184,6 +276,8 @@ def by_rule(rule: Rule, value: str | int) -> str | None:
                 rule.low <= value <= rule.high):
             unit = f" {rule.unit}" if rule.unit else ""
             return f"outside {_span(rule.low, rule.high)}{unit}"
+        if rule.syntax in NUMERIC_SYNTAXES:
+            return NUMERIC_SYNTAXES[rule.syntax](value)
         return None
     if rule.choices and value not in rule.choices:
         if rule.low is not None and rule.high is not None:

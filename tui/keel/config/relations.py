@@ -1,12 +1,14 @@
 """The rules that tie keys together, run once every key is valid on its own:
 a static WAN has an address and a usable gateway, the DHCP range lies in the
 LAN, the LAN, WAN and tunnel are apart, settings that would be silently
-ignored; the tunnel's own rules are in wireguard_relations.py."""
+ignored; the tunnel's own rules are in wireguard_relations.py, the port
+forwards' in forward_relations.py."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from keel.config import forward_relations as forwards
 from keel.config import wireguard_relations as tunnel
 from keel.config.errors import Problem
 from keel.config.netsets import Address, Interface, Network, address, interface
@@ -164,4 +166,8 @@ def cross_checks(cfg: Config, clean: frozenset[str] | None = None) -> list[Probl
         out += tunnel.wireguard(cfg)
     if ready("wan", "lan", "wireguard"):
         out += [*_interfaces(cfg), *_subnets(cfg), *tunnel.tunnel_and_links(cfg)]
+    if ready("forward"):
+        out += forwards.names_and_ranges(cfg)
+    if ready("forward", "system", "wireguard", "lan", "firewall"):
+        out += forwards.forwards(cfg)
     return out

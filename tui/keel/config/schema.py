@@ -31,7 +31,8 @@ GOVERNORS = ("performance", "schedutil", "ondemand", "powersave", "conservative"
 class Rule:
     """What one value may be. `syntax` names a check in keel.config.checks
     (ifname, hostname, address, prefix, interface_address, wg_key, endpoint,
-    lease, ssh_public_key); `low`..`high` bound integers; `choices` lists the allowed strings."""
+    lease, ssh_public_key, port_range, forward_target; port_range judges an
+    integer too); `low`..`high` bound integers; `choices` lists the allowed strings."""
 
     syntax: str | None = None
     low: int | None = None

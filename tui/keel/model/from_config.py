@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from keel.config import schema
+from keel.config.forward_relations import public_ports, role_of, target_of
 from keel.model import router as m
 
 
@@ -23,6 +24,18 @@ def _wireguard(wg: schema.WireGuard) -> m.WireGuard | None:
         route=wg.route, prefixes=wg.prefixes,
         peer=tuple(m.Peer(p.public_key, p.allowed_ips, p.endpoint, p.keepalive, p.name)
                    for p in wg.peer))
+
+
+def _forward(cfg: schema.Config, fwd: schema.Forward) -> m.Forward:
+    """A forward of a valid config (its port, target and role parsed once, by
+    keel.config.forward_relations, as the loader's rules read them)."""
+    low, high = public_ports(fwd)
+    addr, port = target_of(fwd)
+    role = role_of(cfg, fwd)
+    if role is None:
+        raise ValueError(f"forward {fwd.name}: via names neither this router nor a peer")
+    return m.Forward(name=fwd.name, protocol=fwd.protocol, port_low=low, port_high=high,
+                     address=addr, target_port=port, role=role, via=fwd.via, snat=fwd.snat)
 
 
 def model_from_config(cfg: schema.Config) -> m.RouterModel:
@@ -47,4 +60,5 @@ def model_from_config(cfg: schema.Config) -> m.RouterModel:
                         max_cstate_latency_us=t.max_cstate_latency_us, rps=t.rps),
         selftest=m.Selftest(iperf3_server=cfg.selftest.iperf3_server),
         system=m.System(hostname=cfg.system.hostname),
-        access=m.Access(ssh_keys=cfg.access.ssh_keys))
+        access=m.Access(ssh_keys=cfg.access.ssh_keys),
+        forwards=tuple(_forward(cfg, fwd) for fwd in cfg.forward))

@@ -221,10 +221,7 @@ class SettingsScreen(Screen[None]):
     @staticmethod
     def _shown(f: model.Field) -> str:
         if f.kind == "tables":
-            peers = f.value or ()
-            ips = "; ".join(", ".join(getattr(p, "allowed_ips", ())) for p in peers)
-            return f"{len(peers)} peer{'' if len(peers) == 1 else 's'}" + (
-                f": {ips}" if ips else "")
+            return model.tables_text(f)
         return "(absent)" if f.value is None else f.text
 
     def on_mount(self) -> None:

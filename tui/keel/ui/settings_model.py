@@ -27,6 +27,8 @@ from keel.config.schema import Config, Rule
 
 SOURCE = "settings"  # what the loader's messages name as the file
 PEERS_NOTE = "edit peers in the file (/data/keel/keel.toml), then keel apply"
+FORWARDS_NOTE = "edit forwards in the file (/data/keel/keel.toml), then keel apply"
+TABLES_NOTES = {"wireguard.peer": PEERS_NOTE, "forward": FORWARDS_NOTE}
 NO_LAN_NOTE = "no [lan] table in this config (one NIC): add one in the file to edit it"
 
 # the schema's TOML type (describe.type_name) -> the widget that edits it
@@ -146,9 +148,10 @@ def _specs() -> dict[str, _Spec]:
 
 
 def sections() -> list[tuple[str, str]]:
-    """The top-level tables, in schema order: (name, description)."""
+    """The top-level tables and arrays of tables ([[forward]]), in schema
+    order: (name, description)."""
     return [(info.path, info.doc) for info in describe.walk()
-            if "." not in info.path and info.type == "table"]
+            if "." not in info.path and info.is_table]
 
 
 def _get(obj: Any, path: str) -> tuple[Any, bool]:
@@ -168,13 +171,25 @@ def fields(config: Config) -> list[Field]:
         value, present = _get(config, path)
         editable, note = True, ""
         if spec.kind == "tables":
-            editable, note = False, PEERS_NOTE
+            editable, note = False, TABLES_NOTES.get(path, "edit these in the file")
         elif not present:
             editable, note = False, NO_LAN_NOTE if path.startswith("lan.") else "table absent"
         out.append(Field(path.split(".")[0], path, spec.kind, spec.type, spec.scalars,
                          info.default, value, info.rule, info.item, info.doc, spec.optional,
                          editable, note))
     return out
+
+
+def tables_text(f: Field) -> str:
+    """An array of tables, shown not edited: how many, and what each is."""
+    items = f.value or ()
+    if f.path == "forward":
+        what = "; ".join(f"{fwd.name} {fwd.protocol} {fwd.port} to {fwd.to}" for fwd in items)
+        noun = "forward"
+    else:
+        what = "; ".join(", ".join(getattr(p, "allowed_ips", ())) for p in items)
+        noun = "peer"
+    return f"{len(items)} {noun}{'' if len(items) == 1 else 's'}" + (f": {what}" if what else "")
 
 
 # --- values typed as text, in the TOML-ready dict ------------------------------
