@@ -28,7 +28,7 @@ from keel.config.errors import ConfigError
 from keel.config.load import load_text
 from keel.model import model_from_config
 from keel.model import router as m
-from keel.pair.run import DEFAULT_PORT as PAIRING_PORT
+from keel.ports import PAIRING_TCP as PAIRING_PORT
 from keel.ui import settings_model
 from tests.unit.config.config_cli import run_config
 

@@ -24,6 +24,7 @@ from keel.config.checks import parse_ports, parse_target
 from keel.config.errors import Problem
 from keel.config.netsets import address, interface, network
 from keel.config.schema import Config, Forward
+from keel.ports import PAIRING_TCP as PAIRING_PORT
 
 OUTER, INNER, LOCAL = "outer", "inner", "local"
 SSH_PORT = 22
@@ -215,10 +216,6 @@ def _overlaps(cfg: Config, publics: list[_Public]) -> Iterator[Problem]:
 
 def keel_ports(cfg: Config) -> list[tuple[str, int, str]]:
     """(protocol, port, whose) of what keel itself listens to on the WAN."""
-    # here, not at the top: keel.pair.run imports the loader (a cycle), and
-    # keel.system with it, which a config without forwards never needs
-    from keel.pair.run import DEFAULT_PORT as PAIRING_PORT
-
     own = [("tcp", SSH_PORT, "SSH"), ("tcp", PAIRING_PORT, "pairing (keel pair)"),
            ("udp", PROBE_PORT, "adaptive CAKE's delay probes"),
            *[("udp", port, "DHCP") for port in DHCP_PORTS]]

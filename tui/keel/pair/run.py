@@ -28,6 +28,7 @@ from keel.pair.messages import EdgeOffer
 from keel.pair.port import PairingPort
 from keel.pair.session import Paired, edge_session, hub_session
 from keel.pair.wire import Frames
+from keel.ports import PAIRING_TCP as DEFAULT_PORT
 from keel.shown import shown
 from keel.system.commands import CommandError, Runner
 from keel.system.nics import read_nics
@@ -39,7 +40,6 @@ from keel.wireguard import keys
 WAIT_S = 600  # how long a code waits for an edge
 HANDSHAKE_S = 90  # within the confirm window of 120 s
 CONNECT_S = 15
-DEFAULT_PORT = 51820
 
 Say = Callable[[str], None]
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
