@@ -2,7 +2,8 @@
 endpoint and last handshake (refreshed every 2 s), and pairing from here:
 [n] on a hub shows a one-time code (in big digits, to read off this screen) and
 waits for an edge; [j] on an edge asks the hub's address and the code (not
-echoed). [d] unpairs the peer under the cursor after a yes."""
+echoed). [d] unpairs the peer under the cursor after a yes. Under the peers,
+the port forwards (keel.ui.forwards): [f] adds one, [x] removes one."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from textual.widgets import DataTable, Input, Static
 from keel.apply.confirmed import KEEL, Run, _run, last_line
 from keel.pair.peers import PeerRow, cells, read_peer_rows
 from keel.ui.bigtext import big_text
+from keel.ui.forwards import ForwardsPanel
 from keel.ui.screens import ConfirmScreen
 from keel.ui.setup import pair_after_setup
 
@@ -32,13 +34,17 @@ class PeersScreen(Screen):
         Binding("n", "pair_edge", "pair a new edge (hub)"),
         Binding("j", "join_hub", "join a hub (edge)"),
         Binding("d", "unpair", "unpair"),
+        Binding("f", "add_forward", "add a port forward"),
+        Binding("x", "remove_forward", "remove a port forward"),
         Binding("escape", "back", "back"),
     ]
 
     def __init__(self, read: Callable[[], tuple[list[PeerRow], str]] = read_peer_rows,
-                 pair: Pair = pair_after_setup, run: Run = _run, **kwargs) -> None:
+                 pair: Pair = pair_after_setup, run: Run = _run,
+                 forwards: ForwardsPanel | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.read, self.pair, self.run = read, pair, run
+        self.forwards = forwards if forwards is not None else ForwardsPanel(id="forwards-panel")
         self.rows: list[PeerRow] = []
         self.pairing = False
         self.code_shown = ""
@@ -50,6 +56,7 @@ class PeersScreen(Screen):
         yield Input(placeholder="the hub's address (HUB or HUB:PORT), enter", id="hub-address")
         yield Input(placeholder="the code the hub shows, enter", password=True, id="hub-code")
         yield Static("", id="peers-said", markup=False)
+        yield self.forwards
         yield Static("[n] pair a new edge (hub)  [j] join a hub (edge)  [d] unpair  "
                      "[esc] back", id="footer", markup=False)
 
@@ -171,6 +178,12 @@ class PeersScreen(Screen):
         said = f"unpaired {name}" if proc.returncode == 0 else f"not unpaired: {last_line(proc)}"
         self.app.call_from_thread(self.say, said)
         self.app.call_from_thread(self.refresh_rows)
+
+    def action_add_forward(self) -> None:
+        self.forwards.add()
+
+    def action_remove_forward(self) -> None:
+        self.forwards.remove_selected()
 
     def action_back(self) -> None:
         for wid in ("#hub-address", "#hub-code"):
