@@ -82,7 +82,8 @@ def lab(shared_lab) -> Iterator[topo.RouterLab]:
     # a client, not a router: no firewall of its own in the way
     lan.check("nft flush ruleset")
     lan.until(f"ping -n -c 1 -W 2 {topo.LAN_EDGE}", 60)  # its DHCP lease
-    lan.check(f"ip addr replace {TARGET}/24 dev eth0")
+    nic = lan.ifname("lan")
+    lan.check(f"ip addr replace {TARGET}/24 dev {nic}")
     lan.check(f"mkdir -p /run/www && echo hello > /run/www/hello && "
               f"head -c {FILE_MB * 1024 * 1024} /dev/urandom > /run/www/big")
     lan.write_file("/run/echo.py", ECHO_SERVER)
@@ -91,7 +92,7 @@ def lab(shared_lab) -> Iterator[topo.RouterLab]:
     lan.until("ss -ltn | grep -q ':80 '", 30)
     yield rl
     # as the next modules on this lab expect it
-    lan.check(f"pkill -f http.server; pkill -f echo.py; ip addr del {TARGET}/24 dev eth0; true")
+    lan.check(f"pkill -f http.server; pkill -f echo.py; ip addr del {TARGET}/24 dev {nic}; true")
     topo.set_bottleneck(rl.isp, topo.Bottleneck())
 
 
@@ -143,10 +144,12 @@ def test_the_hub_counts_the_forwards_connections(lab) -> None:
     assert hits["fwd-web"] >= 2 and hits["fwd-echo"] >= 1, hits
 
 
-def test_a_removed_forward_closes_its_port(lab) -> None:
-    edge_pub = lab.edge.check("keel show pubkey")
-    lab.hub.write_file("/data/keel/keel.toml", configs.hub_config(
-        edge_pub, gateway=topo.ISP_CORE, edge_lan=LAN_NET, extra=ECHO))
-    lab.hub.check("keel apply", 60)
+def test_keel_forwards_lists_them_and_a_removed_forward_closes_its_port(lab) -> None:
+    listed = {f["name"]: f for f in lab.hub.json("keel forwards --json")}
+    # the hub reaches the target through the tunnel: it answers
+    assert listed["web"]["hits"] >= 2 and listed["web"]["status"] == "answers", listed
+    assert listed["echo"]["status"] == "not checked", listed
+    lab.hub.check("keel forwards remove web", 120)
     assert "failed" in lab.isp.check(fetch(f"http://{topo.HUB_WAN}:8080/hello", 4), 30)
     assert lab.isp.check(udp_ask(topo.HUB_WAN, 5300), 30).startswith("ping from")
+    assert "web" not in lab.hub.check("cat /data/keel/keel.toml")

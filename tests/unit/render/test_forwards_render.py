@@ -66,6 +66,8 @@ def test_the_edge_accepts_only_the_targets_from_the_tunnel_and_marks_them():
     assert ('iifname { "eth1" } ip daddr 203.0.113.2 tcp dport 8080 '
             "dnat ip to 192.168.77.50:80") in rules
     assert 'iifname "eth1" oifname "eth1" ct status dnat masquerade' in rules
+    assert ('iifname { "eth1" } oifname { "eth1" } ct status dnat ip daddr 192.168.77.50 '
+            "tcp dport 80 accept") in rules
 
 
 def test_the_edge_takes_any_source_from_its_hub_and_routes_replies_back():

@@ -124,6 +124,9 @@ def _forward_accepts(model: RouterModel, tun: str | None) -> list[str]:
                 lines.append(f'\t\tiifname "{tun}" oifname {lans} {match} ct state new '
                              f'counter name "{forward_counter(f)}" '
                              f"ct mark set {FORWARD_MARK:#x} accept")
+                # hairpin: the LAN to the hub's public address, sent here
+                lines.append(f"\t\tiifname {lans} oifname {lans} ct status dnat {match} "
+                             "accept")
     return lines
 
 
