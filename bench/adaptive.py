@@ -97,7 +97,13 @@ def main() -> int:
                       f"hub reflector {spent['reflector_loaded']:.2%}\n"
                       f"  (hub stall meter: {spent['hub_meter_idle']:.2%} idle, "
                       f"{spent['hub_meter_loaded']:.2%} loaded, "
-                      f"{spent['hub_meter_not']:.2%} with the probes dropped)", flush=True)
+                      f"{spent['hub_meter_not']:.2%} with the probes dropped)\n"
+                      f"  under load the same piece of keel's Python took "
+                      f"{spent['emulation_factor']:.0f}x the CPU on the edge that it takes "
+                      f"on this host: loaded, on a real CPU, about edge daemon "
+                      f"{spent['edge_loaded'] / spent['emulation_factor']:.2%}, hub reflector "
+                      f"{spent['reflector_loaded'] / spent['emulation_factor']:.2%}",
+                      flush=True)
                 native = native_cost()
                 print(f"bench: cost on this host's own CPU (daemon + reflector in one "
                       f"process, loopback, probing at full rate): {native:.2%} of a core",

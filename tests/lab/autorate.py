@@ -179,12 +179,44 @@ def cpu_seconds(guest: Guest, pidfile: str) -> float:
     return (int(fields[11]) + int(fields[12])) / hz
 
 
+# a fixed piece of keel's own Python (the controller's steps, as the daemon
+# runs them): its CPU seconds in a guest over those on this host are what
+# emulation makes Python dearer by, measured beside the daemon's own cost
+REFERENCE_WORK = """
+import time
+from keel.adaptive.controller import Bounds, Tick, start, step
+b = Bounds(600, 1350, 1500)
+s = start(b)
+t0 = time.process_time()
+for i in range(20000):
+    s, _ = step(s, Tick(i * 0.1, (10.0 + i % 7,), 1000.0 + i % 300, False, i * 0.1), b)
+print(time.process_time() - t0)
+"""
+
+
+def reference_seconds(guest: Guest | None = None) -> float:
+    """REFERENCE_WORK's CPU seconds in `guest`, or on this host."""
+    if guest is not None:
+        guest.write_file("/run/reference.py", REFERENCE_WORK)
+        return float(guest.check("python3 /run/reference.py", 300).split()[-1])
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tui = Path(__file__).resolve().parents[2] / "tui"
+    out = subprocess.run([sys.executable, "-c", REFERENCE_WORK], capture_output=True,
+                         text=True, check=True, env={"PYTHONPATH": str(tui)}).stdout
+    return float(out.split()[-1])
+
+
 def cost(rl: topo.RouterLab, hub_pub: str, seconds: int = 30) -> dict[str, float]:
     """Adaptive CAKE's own CPU in shares of a core: the edge's daemon, and the
     hub's stall meter (the reflector is a thread of it), with the tunnel idle
     (the daemon rests: ADAPT_RESTING_HZ) and loaded both ways on a steady line
     (ADAPT_PROBE_HZ); and the meter with the probes dropped before they reach
-    it (the difference is the reflector's)."""
+    it (the difference is the reflector's). Under load, the same fixed piece
+    of keel's Python (REFERENCE_WORK) is timed on the edge and on this host:
+    `emulation_factor`, what the lab's figures are dearer by than a real CPU's."""
     edge, hub, isp = rl.edge, rl.hub, rl.isp
     assert isp is not None
     configure(rl, hub_pub, next(s for s in scenarios() if s.adaptive))
@@ -193,17 +225,19 @@ def cost(rl: topo.RouterLab, hub_pub: str, seconds: int = 30) -> dict[str, float
     meter = "/run/keel/stall-meter.pid"
 
     def over(load: bool = False) -> tuple[float, float]:
+        if load:  # running on past the window, for the reference work after it
+            edge.check(f"(iperf3 -c {topo.HUB_TUNNEL} --bidir -t {seconds + 40} >/dev/null "
+                       "2>&1 &); sleep 3")
         e0, h0 = cpu_seconds(edge, "/run/keel/adapt.pid"), cpu_seconds(hub, meter)
-        if load:
-            edge.check(f"iperf3 -c {topo.HUB_TUNNEL} --bidir -t {seconds} >/dev/null 2>&1; "
-                       "true", seconds * 3 + 30)
-        else:
-            edge.check(f"sleep {seconds}", seconds + 30)
+        edge.check(f"sleep {seconds}", seconds + 30)
         e1, h1 = cpu_seconds(edge, "/run/keel/adapt.pid"), cpu_seconds(hub, meter)
         return (e1 - e0) / seconds, (h1 - h0) / seconds
 
     edge_idle, answering_idle = over()
     edge_loaded, answering_loaded = over(load=True)
+    in_guest = reference_seconds(edge)
+    edge.check("while pidof iperf3 >/dev/null; do sleep 1; done", 120)
+    factor = in_guest / reference_seconds()
     hub.check(f"nft insert rule inet keel input udp dport {wire.PORT} drop")
     try:
         _, silent = over()
@@ -212,4 +246,4 @@ def cost(rl: topo.RouterLab, hub_pub: str, seconds: int = 30) -> dict[str, float
     return {"edge_idle": edge_idle, "edge_loaded": edge_loaded,
             "hub_meter_idle": answering_idle, "hub_meter_loaded": answering_loaded,
             "hub_meter_not": silent, "reflector_idle": answering_idle - silent,
-            "reflector_loaded": answering_loaded - silent}
+            "reflector_loaded": answering_loaded - silent, "emulation_factor": factor}
