@@ -141,3 +141,15 @@ def test_the_boots_apply_imports_no_other_command() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=Path(__file__).parents[3] / "tui").stdout
     assert out.strip() == "[]"
+
+
+def test_a_dry_run_before_the_first_key_shows_the_tunnel_and_makes_no_key(tmp_path, capsys):
+    """No WireGuard key yet (a router before its first boot's apply): the dry
+    run reads none and makes none; it shows the tunnel's step."""
+    path = tmp_path / "edge.toml"
+    path.write_text(paths.example_text("edge"))  # with its tunnel
+    with fake_router(EDGE) as router:
+        assert command.cmd_apply(path, dry_run=True, confirm=None, boot=False) == 0
+        assert not router.key_path.exists() and router.runner.ran[:1] != [["wg", "genkey"]]
+    out = capsys.readouterr().out
+    assert "wireguard" in out and "Traceback" not in out

@@ -88,7 +88,13 @@ class Applier:
             raise Refused("firewall: nft -c refused the ruleset, nothing changed:\n"
                           + err.stderr) from None
         probe = engine.Probe(self.runner, self.run_dir)
-        steps = engine.plan(model, probe, self._private_key)
+        key = self._private_key
+        if dry_run and not self.key_path.is_file():
+            # a dry run makes no key: the plan shows the tunnel's step (a new key
+            # would be made first) without reading one
+            def key() -> str:
+                return "(a key to be made)"
+        steps = engine.plan(model, probe, key)
         if self.timeline_path is not None:
             with contextlib.suppress(OSError):
                 timeline.append(timeline.Mark("apply: key, nft -c, the system read, plan",
