@@ -79,7 +79,7 @@ def test_add_checks_applies_and_writes_the_user_s_config(capsys):
         assert rc == 0, out
         assert out.startswith("added forward web: tcp 8080 -> 192.168.77.50:80 via edge1\n"
                               "  +[[forward]]\n  +name = \"web\"\n")
-        assert "the same [[forward]] goes on the other end too" in out
+        assert "the same [[forward]] goes on the edge edge1 too (keel forwards add there)" in out
         assert "recorded revision 1" in out
         written = router.user.read_text()
         assert '[[forward]]\nname = "web"\nport = 8080\nto = "192.168.77.50:80"' in written

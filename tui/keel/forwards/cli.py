@@ -119,8 +119,9 @@ def _change(args: argparse.Namespace) -> int:
     for line in change.lines():
         print(f"  {line}")
     if change.forward.via and args.action == "add":
-        print(f"  the same [[forward]] goes on the other end too (the hub, or the edge "
-              f"{shown(change.forward.via, 64)})")
+        other = ("the hub" if change.forward.via == config.system.hostname
+                 else f"the edge {shown(change.forward.via, 64)}")
+        print(f"  the same [[forward]] goes on {other} too (keel forwards add there)")
     try:
         path = propose(change)
     except OSError as err:
