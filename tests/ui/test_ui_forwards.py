@@ -271,3 +271,31 @@ async def capture(size: tuple[int, int] = (80, 24)) -> list[str]:
 if __name__ == "__main__":
     print("\n".join(asyncio.run(capture())))
     sys.exit(0)
+
+
+@asynctest
+async def test_enter_on_the_last_field_submits_and_snat_is_typed(tmp_path):
+    """Walked on the lab's console: the user tabs through every field and
+    presses [enter] on the last (snat). It submits; "yes" asks for snat, and
+    anything but yes or no is named."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = tunnel_screen(tmp_path, Collector(HUB_SNAPSHOT), FakeKeel())
+        await open_tunnel(app, pilot, screen)
+        await pilot.press("f")
+        await settle(pilot)
+        form = app.screen
+        assert isinstance(form, ForwardFormScreen)
+        for key, value in (("name", "game"), ("port", "27015"), ("to", "192.168.77.60"),
+                           ("via", "edge1")):
+            form.query_one(f"#fwd-{key}").value = value
+        form.query_one("#fwd-snat").focus()
+        form.query_one("#fwd-snat").value = "maybe"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is form and "snat: yes or no" in text_of(app)
+        form.query_one("#fwd-snat").value = "yes"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        assert "+forward.snat = true" in text_of(app)

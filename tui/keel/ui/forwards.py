@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Input, Static, Switch
+from textual.widgets import DataTable, Input, Static
 
 from keel.apply.rates import CONFIRM_SECONDS
 from keel.config.schema import Config
@@ -245,7 +245,6 @@ class ForwardFormScreen(ModalScreen[Change | None]):
     ForwardFormScreen .label { width: 14; }
     ForwardFormScreen Input { height: 1; width: 1fr; border: none; padding: 0; }
     ForwardFormScreen Input:focus { border: none; text-style: bold; }
-    ForwardFormScreen Switch { height: 1; width: 6; border: none; padding: 0; }
     ForwardFormScreen #form-title { text-style: bold; }
     ForwardFormScreen #form-problems { color: $error; text-style: bold; height: auto; }
     """
@@ -263,9 +262,11 @@ class ForwardFormScreen(ModalScreen[Change | None]):
                     yield Input(value="tcp" if key == "protocol" else "", placeholder=hint,
                                 id=f"fwd-{key}")
             with Horizontal(classes="row"):
+                # a text field like the others: [enter] submits from any of them,
+                # and it reads the same on the console's 16 colours
                 yield Static("snat", classes="label", markup=False)
-                yield Switch(False, id="fwd-snat")
-                yield Static(" the target sees the hub's tunnel address", markup=False)
+                yield Input(value="no", placeholder="yes: the target sees the hub's tunnel "
+                                                    "address", id="fwd-snat")
             yield Static("", id="form-problems", markup=False)
             yield Static("[enter] check, then review  [tab] next field  [esc] cancel",
                          id="form-keys", markup=False)
@@ -278,9 +279,12 @@ class ForwardFormScreen(ModalScreen[Change | None]):
 
     def change(self) -> Change:
         """The forward as typed, checked (raises ForwardEditError)."""
+        snat = self.value("snat").strip().lower()
+        if snat not in ("yes", "no", ""):
+            raise ForwardEditError(["snat: yes or no"])
         return add_forward(self.config, self.value("name"), self.value("port"),
                            self.value("to"), self.value("protocol").strip().lower(),
-                           self.value("via"), self.query_one("#fwd-snat", Switch).value)
+                           self.value("via"), snat == "yes")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
