@@ -8,9 +8,7 @@ network namespace to spare, the same on a real nftables."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from keel.doctor import checks
 from keel.parse import nftlist
 from keel.render import nft
 from keel.system.commands import Runner
+from tests.unit.netns import needs_nft, run_in_netns
 from tests.unit.render.test_render import EDGE, LISTING, SteadyProbe
 
 # what `nft -j list set inet keel pairing` printed on nftables 1.0.6 with one
@@ -187,18 +186,9 @@ REAL = textwrap.dedent("""
 """)
 
 
-@pytest.mark.skipif(shutil.which("nft") is None or shutil.which("unshare") is None,
-                    reason="no nft or unshare on this host")
+@needs_nft
 def test_on_a_real_nftables(tmp_path):
-    top = Path(__file__).resolve().parents[3]
-    proc = subprocess.run(["unshare", "-n", sys.executable, "-c", REAL, str(top / "tui"),
-                           str(tmp_path)], capture_output=True, text=True, timeout=60,
-                          cwd=top, check=False)
-    if proc.returncode != 0 and ("Operation not permitted" in proc.stderr
-                                 or "unshare failed" in proc.stderr):
-        pytest.skip("no network namespace for this user")
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+    out = run_in_netns(REAL, tmp_path)
     (port, left), = out["waiting"]
     assert port == 51820 and 600 < left <= 615
     assert out["drift_while_waiting"] == []  # an element is not drift

@@ -5,17 +5,12 @@ NAT; and both rulesets loaded by a real nftables in a network namespace."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
 import textwrap
 from dataclasses import replace
-from pathlib import Path
-
-import pytest
 
 from keel.model import Forward, Lan, Peer, RouterModel, Wan, WireGuard
 from keel.render import nft, wireguard
+from tests.unit.netns import needs_nft, run_in_netns
 from tests.unit.render.test_render import EDGE, PUB
 
 WEB = Forward("web", "tcp", 8080, 8080, "192.168.77.50", 80, "outer", via="edge1")
@@ -121,18 +116,9 @@ REAL = textwrap.dedent("""
 """)
 
 
-@pytest.mark.skipif(shutil.which("nft") is None or shutil.which("unshare") is None,
-                    reason="no nft or unshare on this host")
+@needs_nft
 def test_both_rulesets_load_on_a_real_nftables(tmp_path):
-    top = Path(__file__).resolve().parents[3]
-    proc = subprocess.run(["unshare", "-n", sys.executable, "-c", REAL, str(top / "tui"),
-                           str(tmp_path)], capture_output=True, text=True, timeout=60,
-                          cwd=top, check=False)
-    if proc.returncode != 0 and ("Operation not permitted" in proc.stderr
-                                 or "unshare failed" in proc.stderr):
-        pytest.skip("no network namespace for this user")
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+    out = run_in_netns(REAL, tmp_path)
     for name in ("hub", "edge"):
         assert out[name]["stable"]
         names = {c["counter"]["name"] for c in json.loads(out[name]["counters"])["nftables"]

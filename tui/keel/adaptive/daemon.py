@@ -257,6 +257,7 @@ class Daemon:
         began = next_at = time.monotonic()
         next_cpu = next_state = began
         last_shown: tuple | None = None
+        period = self.period()  # the one slept before each tick: it says whether we rest
         for way in self.bounds:  # the base from the start (apply set it too)
             self._write(way, Decision(self.bounds[way].base_kbit, "start: the base", "base"),
                         began)
@@ -266,7 +267,7 @@ class Daemon:
                 break
             now = time.monotonic()
             late_ms = max(0.0, (now - next_at) * 1000)
-            resting = self.period() > 1.0 / th.ADAPT_PROBE_HZ
+            resting = period > 1.0 / th.ADAPT_PROBE_HZ
             # at rest nothing is cut: the cores need not be read
             check_cpus = not resting and now >= next_cpu
             if check_cpus:

@@ -77,6 +77,15 @@ class RevisionStore:
         except LookupError:
             return None
 
+    def current_number(self) -> int | None:
+        """The number of the revision in force; None when there is none yet or
+        the store cannot be read (the console shows it beside a change)."""
+        try:
+            current = self.current()
+        except OSError:
+            return None
+        return current.number if current else None
+
     def previous(self) -> Revision | None:
         """The revision in force before the current one."""
         cur = self.current()

@@ -213,15 +213,8 @@ class ForwardsPanel(Vertical):
         self.busy = True
         self.say(change.said)
         self.app.push_screen(ReviewScreen(change.old_text, change.new_text, self.actions,
-                                          self.confirm_s, self._in_force(),
+                                          self.confirm_s, self.revisions.current_number(),
                                           id="review-screen"), self._reviewed)
-
-    def _in_force(self) -> int | None:
-        try:
-            current = self.revisions.current()
-        except OSError:
-            return None
-        return current.number if current else None
 
     def _reviewed(self, result: tuple[str, str] | None) -> None:
         self.busy = False

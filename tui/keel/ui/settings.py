@@ -346,15 +346,8 @@ class SettingsScreen(Screen[None]):
             self.say("nothing changed")
             return
         self.app.push_screen(ReviewScreen(self.base_text, text, self.actions, self.confirm_s,
-                                          self._in_force(), id="review-screen"),
+                                          self.revisions.current_number(), id="review-screen"),
                              self._reviewed)
-
-    def _in_force(self) -> int | None:
-        try:
-            current = self.revisions.current()
-        except OSError:
-            return None
-        return current.number if current else None
 
     def _reviewed(self, result: tuple[str, str] | None) -> None:
         if result is None:
