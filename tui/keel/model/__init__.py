@@ -14,6 +14,7 @@ from keel.model.reading import (
 from keel.model.router import (
     Firewall,
     Forward,
+    Ipv6,
     Lan,
     Nat,
     Peer,
@@ -26,6 +27,6 @@ from keel.model.router import (
     WireGuard,
 )
 
-__all__ = ["Firewall", "Forward", "InvalidConfig", "Lan", "Nat", "Peer", "RouterModel", "Selftest",
-           "Shaping", "System", "Tuning", "Wan", "WireGuard", "config_in_force", "in_force",
-           "model_from_config", "model_of", "read_loaded", "read_model"]
+__all__ = ["Firewall", "Forward", "InvalidConfig", "Ipv6", "Lan", "Nat", "Peer", "RouterModel",
+           "Selftest", "Shaping", "System", "Tuning", "Wan", "WireGuard", "config_in_force",
+           "in_force", "model_from_config", "model_of", "read_loaded", "read_model"]

@@ -80,6 +80,12 @@ class Lan:
     dhcp_start: str | None = None
     dhcp_end: str | None = None
     dhcp_lease: str = "12h"
+    # IPv6 on the LAN, announced by router advertisements (SLAAC, RDNSS):
+    # address6 a static /64 ("2001:db8:100:1::1/64": the hub's routed prefix,
+    # handed out by pairing, routed through the tunnel); ipv6_from_wan a /64
+    # of the prefix the WAN delegates (wan.ipv6 = "auto"), which may change
+    address6: str | None = None
+    ipv6_from_wan: bool = False
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,10 @@ class Wan:
     address: str | None = None  # static "203.0.113.2/24"
     gateway: str | None = None
     shaping: Shaping = field(default_factory=Shaping)
+    # "auto": SLAAC on the WAN (accept_ra = 2, forwarding on) and a prefix by
+    # DHCPv6-PD (dhcpcd), of this length asked for; "off": no IPv6 on the WAN
+    ipv6: str = "off"
+    ipv6_pd_length: int = 56
 
     @property
     def dhcp(self) -> bool:
@@ -149,11 +159,16 @@ class Forward:
     protocol: str  # "tcp", "udp" or "both"
     port_low: int  # the public port(s) on the hub's WAN
     port_high: int
-    address: str  # the target's IPv4 address
+    address: str  # the target's address: IPv4, or IPv6 (no DNAT: public port = target port)
     target_port: int | None  # None: the same port(s) as the public one(s)
     role: str  # "outer", "inner" or "local"
     via: str | None = None
     snat: bool = False
+
+    @property
+    def family(self) -> int:
+        """4 or 6: the target's address family."""
+        return 6 if ":" in self.address else 4
 
     @property
     def protocols(self) -> tuple[str, ...]:
@@ -178,6 +193,16 @@ class Forward:
 
 
 @dataclass(frozen=True)
+class Ipv6:
+    """The hub's IPv6 ([ipv6]): a prefix its provider routes to it, of which
+    each paired edge gets a /64 (in that peer's allowed_ips); ndp_proxy where
+    the provider puts the prefix on the WAN's link instead of routing it."""
+
+    routed_prefix: str | None = None  # "2001:db8:100::/56"
+    ndp_proxy: bool = False
+
+
+@dataclass(frozen=True)
 class RouterModel:
     wans: tuple[Wan, ...]
     lans: tuple[Lan, ...] = ()
@@ -189,3 +214,4 @@ class RouterModel:
     system: System = field(default_factory=System)
     access: Access = field(default_factory=Access)
     forwards: tuple[Forward, ...] = ()
+    ipv6: Ipv6 = field(default_factory=Ipv6)
