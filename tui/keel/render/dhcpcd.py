@@ -1,0 +1,136 @@
+"""dhcpcd on the WAN: DHCPv6 prefix delegation (wan.ipv6 = "auto"), and the
+IPv6 facts of the LANs that follow from it.
+
+The division of work on a WAN with ipv6 = "auto":
+- the kernel takes the WAN's router advertisements (accept_ra = 2, as
+  forwarding is on; autoconf = 1): SLAAC gives the WAN its address, the RA
+  its default route (keel.apply.engine plans those sysctls). dhcpcd sends no
+  router solicitation (`noipv6rs`: dhcpcd.conf(5) says to turn IPv6RS off
+  when asking for a delegation; dhcpcd would also set the kernel's
+  accept_ra to 0 if it did RS itself);
+- dhcpcd asks for a prefix of `wan.ipv6_pd_length` by DHCPv6 (IA_PD, IAID
+  PD_IAID) and gives each LAN with `ipv6_from_wan` a /64 of it, with the
+  router's address ::1 on it (dhcpcd's default suffix). SLA ids: the LANs
+  with ipv6_from_wan in the config's order, from 0: the first LAN gets
+  <prefix>:0::/64. 0 first because it is the only SLA id that fits when
+  the provider hands out a /64 alone (dhcpcd then gives the LAN the whole
+  of it); a second LAN needs a delegation shorter than /64;
+- IPv4 stays udhcpc's (`ipv6only`); no hook script runs (`script
+  /dev/null`): nothing rewrites resolv.conf (dhcpcd's 20-resolv.conf hook
+  would write /etc/resolv.conf, a link to the router's /run/resolv.conf).
+  dhcpcd hands the provider's DNS servers only to a hook script or its
+  control socket, so keel's dnsmasq does not get them: it forwards to the
+  servers udhcpc put in /run/resolv.conf.wan (IPv4), which resolve every
+  name for the LAN's IPv6 clients too;
+- the DUID is keel's (`duid <value>`), kept under /data (STATE_DIR): the
+  provider keys the delegation on DUID and IAID, so the same prefix comes
+  back after a reboot. dhcpcd's own DBDIR (/var/lib/dhcpcd on Debian) is on
+  the read-only root, where dhcpcd could not keep one. A DUID-UUID (type 4)
+  of random bytes, made once (keel.apply.engine): not the NIC's MAC, which
+  a VPS may change under us.
+
+dnsmasq announces whatever /64s sit on the LAN (keel.render.dnsmasq's
+constructor range), so a delegated prefix that changes is followed."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from keel.model import Lan, RouterModel, Wan
+
+STATE_DIR = Path("/data/keel/dhcpcd")  # keel's dhcpcd state: the DUID
+DUID_FILE = "duid"
+CONFIG_NAME = "dhcpcd.conf"  # under the run directory (/run/keel)
+PD_IAID = 1  # the IAID of the prefix delegation: fixed, so the lease is ours again
+DUID_UUID_TYPE = 4  # RFC 6355
+MAX_DUID_BYTES = 130  # RFC 8415 11.1: 2 bytes of type, at most 128 of data
+_DUID = re.compile(r"[0-9a-f]{2}(:[0-9a-f]{2})+")
+
+
+class DuidError(ValueError):
+    """A DUID that is not keel's format (colon-separated hex bytes)."""
+
+
+def auto_wans(model: RouterModel) -> tuple[Wan, ...]:
+    """The WANs with ipv6 = "auto", in the config's order."""
+    return tuple(w for w in model.wans if w.ipv6 == "auto")
+
+
+def delegating_wan(model: RouterModel) -> Wan | None:
+    """The WAN whose delegated prefix the LANs share (the first on auto)."""
+    wans = auto_wans(model)
+    return wans[0] if wans else None
+
+
+def delegated_lans(model: RouterModel) -> tuple[tuple[Lan, int], ...]:
+    """(LAN, SLA id) of each LAN given a /64 of the WAN's delegation: those
+    with ipv6_from_wan, numbered from 0, when a WAN is on auto."""
+    if delegating_wan(model) is None:
+        return ()
+    return tuple((lan, sla) for sla, lan in
+                 enumerate(lan for lan in model.lans if lan.ipv6_from_wan))
+
+
+def lan_has_ipv6(model: RouterModel, lan: Lan) -> bool:
+    """Whether IPv6 is announced on this LAN: a static /64 (address6), or
+    a /64 of the WAN's delegation."""
+    return lan.address6 is not None or (lan.ipv6_from_wan and delegating_wan(model) is not None)
+
+
+def parse_duid(text: str) -> str:
+    """A DUID as dhcpcd.conf writes it ("00:04:..."), lower case: at least
+    the 2 bytes of its type, at most MAX_DUID_BYTES; anything else raises
+    DuidError (the file on /data is read back through this)."""
+    value = text.strip().lower()
+    if len(value) > MAX_DUID_BYTES * 3 or not _DUID.fullmatch(value):
+        raise DuidError("a DUID is 2 to 130 hex bytes separated by colons")
+    if len(value.split(":")) > MAX_DUID_BYTES:
+        raise DuidError(f"a DUID has at most {MAX_DUID_BYTES} bytes")
+    return value
+
+
+def duid_uuid(raw: bytes) -> str:
+    """A DUID-UUID (RFC 6355) of 16 bytes: keel makes it once from random
+    bytes and keeps it on /data."""
+    if len(raw) != 16:
+        raise DuidError("a DUID-UUID takes 16 bytes")
+    data = DUID_UUID_TYPE.to_bytes(2, "big") + raw
+    return ":".join(f"{b:02x}" for b in data)
+
+
+def render_dhcpcd(model: RouterModel, duid: str) -> str | None:
+    """dhcpcd.conf for the WANs on ipv6 = "auto", or None when none is."""
+    wans = auto_wans(model)
+    if not wans:
+        return None
+    duid = parse_duid(duid)
+    lines = [
+        "# keel: generated by `keel apply` (keel.render.dhcpcd says why each line)",
+        "# DHCPv6 prefix delegation only: IPv4 is udhcpc's, the WAN's RAs the kernel's",
+        "ipv6only",
+        "noipv6rs",
+        "# no hooks: nothing rewrites resolv.conf",
+        "script /dev/null",
+        "# keel's DUID, kept on /data: the provider keys the delegation on it",
+        f"duid {duid}",
+    ]
+    first = wans[0]
+    for wan in wans:
+        lines += ["", f"interface {wan.interface}"]
+        if wan is first:
+            slas = " ".join(f"{lan.interface}/{sla}/64" for lan, sla in delegated_lans(model))
+            # no LAN asks for it: the prefix is still asked for ("-": given to
+            # no interface), so a LAN set to ipv6_from_wan later finds it there
+            lines.append(f"  ia_pd {PD_IAID}/::/{wan.ipv6_pd_length} {slas or '-'}")
+        else:
+            lines.append(f"  ia_pd {PD_IAID}/::/{wan.ipv6_pd_length} -")
+    return "\n".join(lines) + "\n"
+
+
+def dhcpcd_argv(model: RouterModel, config_path: str | Path,
+                program: str = "dhcpcd") -> list[str]:
+    """dhcpcd in the foreground (-B: keel runs it in the background and
+    keeps its pid), with keel's config, on the WANs on auto only (it takes
+    up the delegated LANs itself, to put their /64s on them)."""
+    return [program, "-B", "-f", str(config_path), *(w.interface for w in auto_wans(model))]
