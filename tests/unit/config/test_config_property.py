@@ -116,11 +116,18 @@ endpoints = st.one_of(
 port_ranges = st.one_of(
     st.integers(-3, 70000), st.from_regex(r"[0-9+ -]{0,12}", fullmatch=True),
     st.tuples(st.integers(-1, 70000), st.integers(-1, 70000)).map(lambda t: f"{t[0]}-{t[1]}"))
+networks6 = st.one_of(
+    st.ip_addresses(v=6).flatmap(lambda a: st.integers(0, 128).map(lambda n: f"{a}/{n}")),
+    st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1)).map(
+        lambda t: f"{ipaddress.IPv6Address((0x2001_0db8 << 96) | (t[0] << 64) | t[1])}/64"),
+    st.integers(32, 64).flatmap(lambda n: st.integers(0, 2**(n - 16) - 1).map(
+        lambda v: str(ipaddress.IPv6Network(((0xfd00 << 112) | (v << (128 - n)), n))))))
 targets = st.one_of(
     addresses, endpoints,
     st.tuples(st.ip_addresses(v=4), st.integers(-1, 70000)).map(lambda t: f"{t[0]}:{t[1]}"))
 BY_SYNTAX = {"ifname": ifnames, "hostname": ifnames, "address": addresses,
              "prefix": networks, "interface_address": networks, "wg_key": keys32,
+             "interface_address6": networks6, "prefix6": networks6,
              "endpoint": endpoints, "lease": st.from_regex(r"\d{0,4}[smhdwx]?", fullmatch=True),
              "ssh_public_key": st.tuples(
                  st.sampled_from(["ssh-ed25519", "ssh-rsa", "ssh-dss", ""]),
@@ -186,6 +193,14 @@ def _obeys(rule: Rule, value: Any) -> bool:
         except ValueError:
             return False
         return rule.syntax != "interface_address" or "/" in value
+    if rule.syntax in ("interface_address6", "prefix6"):
+        try:
+            net = (ipaddress.ip_interface(value).network if rule.syntax == "interface_address6"
+                   else ipaddress.ip_network(value))
+        except ValueError:
+            return False
+        low = 64 if rule.syntax == "interface_address6" else 32
+        return net.version == 6 and low <= net.prefixlen <= 64
     return True  # other syntaxes: not judged here
 
 
@@ -290,7 +305,8 @@ def _invalid(info: KeyInfo) -> st.SearchStrategy[Any]:
         options += [st.integers(max_value=rule.low - 1), st.integers(min_value=rule.high + 1)]
     if rule.choices:
         options.append(st.text(max_size=12).filter(lambda t: t not in rule.choices))
-    if rule.syntax in ("address", "prefix", "interface_address", "wg_key"):
+    if rule.syntax in ("address", "prefix", "interface_address", "wg_key",
+                       "interface_address6", "prefix6"):
         options.append(st.text(st.characters(codec="ascii"), max_size=6))
     if rule.syntax == "ifname":
         options.append(st.text(st.characters(codec="ascii"), min_size=16, max_size=30))

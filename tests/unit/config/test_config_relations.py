@@ -87,7 +87,9 @@ def problems(text: str) -> list[str]:
     ("[wan]\nmode = 'static'\naddress = '203.0.113.2/30'\ngateway = '203.0.113.9'\n",
      "wan.gateway: not inside 203.0.113.0/30"),
     # IPv6 on the LAN
-    ("[lan]\naddress = 'fd00:77::1/64'\n", "lan.address: IPv6 LAN is not supported yet"),
+    ("[lan]\naddress = 'fd00:77::1/64'\n",
+     "lan.address: an IPv6 address: lan.address is the IPv4 LAN (DHCPv4); the LAN's IPv6 "
+     "address goes in lan.address6 (a /64, like 2001:db8:100:1::1/64)"),
 ])
 def test_relations_that_would_cut_the_router_off(text, expected):
     found = problems(text)

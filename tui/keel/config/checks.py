@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import ipaddress
 import re
 from collections.abc import Callable
 
+from keel.config.netsets import Address, Network, network
 from keel.config.netsets import address as strict_address
 from keel.config.netsets import interface as strict_interface
-from keel.config.netsets import network
 from keel.config.schema import Rule
 from keel.parse.ssh_key import parse_public_key
 
@@ -30,8 +31,24 @@ MAX_RANGE_PORTS = 1000  # ports in one forwarded range, like "8000-8999"
 _DIGITS = re.compile(r"[0-9]+")  # ASCII only (\d takes any script's digits)
 _NOT_PORTS = ('not a port or a range: a number like 8080, or a range like "8000-8010", '
               "in digits only (no space, no sign)")
-_TARGET_IS = "a target is an IPv4 address, or address:port like 192.168.77.50:80"
-IPV6_TARGET = "IPv6 targets are not supported yet"
+_TARGET_IS = ("a target is an address, or address:port like 192.168.77.50:80 or "
+              "[2001:db8:100:1::50]:80")
+MAX_TARGET_TEXT = 64  # "[" + the longest IPv6 literal (45) + "]:65535", with room
+LAN6_PREFIX = 64  # SLAAC's prefix length: a LAN is one /64
+PREFIX6_LENGTHS = (32, 64)  # a routed prefix: from a /32 down to one /64
+_GLOBAL_UNICAST = ipaddress.IPv6Network("2000::/3")
+_UNIQUE_LOCAL = ipaddress.IPv6Network("fc00::/7")
+_MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")
+# what lies outside 2000::/3 and fc00::/7, named (most specific first)
+_SPACES6 = (
+    (ipaddress.IPv6Network("::/128"), "the unspecified address (::)"),
+    (ipaddress.IPv6Network("::1/128"), "the loopback address (::1)"),
+    (_MAPPED, "IPv4-mapped (::ffff:0:0/96)"),
+    (ipaddress.IPv6Network("fe80::/10"), "link-local (fe80::/10: every interface has one "
+                                         "of its own, never routed)"),
+    (ipaddress.IPv6Network("ff00::/8"), "multicast (ff00::/8)"),
+)
+_NOT_UNICAST6 = "not in global unicast (2000::/3) or unique local (fc00::/7) space"
 
 
 def ifname(value: str) -> str | None:
@@ -104,6 +121,69 @@ def prefix(value: str) -> str | None:
     except ValueError as err:
         return str(err)
     return None
+
+
+def space6(net: Network | Address) -> str | None:
+    """The reason an IPv6 address or prefix is not one keel routes or gives a
+    LAN: it must lie in global unicast (2000::/3) or unique local (fc00::/7)
+    space; None when it does."""
+    if isinstance(net, (ipaddress.IPv4Address, ipaddress.IPv6Address)):
+        net = ipaddress.ip_network(net)
+    if net.version != 6:
+        return "not IPv6"
+    if net.subnet_of(_GLOBAL_UNICAST) or net.subnet_of(_UNIQUE_LOCAL):  # type: ignore[arg-type]
+        return None
+    for space, name in _SPACES6:
+        if net.subnet_of(space):  # type: ignore[arg-type]
+            return f"{name}: {_NOT_UNICAST6}"
+    return _NOT_UNICAST6
+
+
+def interface_address6(value: str) -> str | None:
+    """A LAN's IPv6 address with its prefix length, like 2001:db8:100:1::1/64:
+    strictly (keel.config.netsets.interface: no zone id, no white space, at
+    most MAX_IP_TEXT characters), IPv6, exactly /64 (SLAAC), in global
+    unicast or unique local space, and not the /64's all-zero host (the
+    subnet-router anycast address)."""
+    try:
+        iface = strict_interface(value)
+    except ValueError as err:
+        return str(err)
+    if iface.version != 6:
+        return ("an IPv4 address: give an IPv6 address with its /64, like "
+                "2001:db8:100:1::1/64")
+    length = iface.network.prefixlen
+    if length > LAN6_PREFIX:
+        return (f"/{length}: an IPv6 prefix longer than /64 for a LAN (SLAAC needs exactly "
+                "/64)")
+    if length < LAN6_PREFIX:
+        return (f"/{length}: an IPv6 prefix shorter than /64 for a LAN (a LAN is one /64: "
+                "SLAAC needs exactly /64)")
+    why = space6(iface.ip)
+    if why:
+        return why
+    if iface.ip == iface.network.network_address:
+        return ("the /64's subnet-router anycast address (its host part all zeros), not a "
+                "host address: like ...::1/64")
+    return None
+
+
+def prefix6(value: str) -> str | None:
+    """An IPv6 network routed to this router, like 2001:db8:100::/56:
+    strictly (keel.config.netsets.network: host bits clear, no zone id),
+    /32 to /64, in global unicast or unique local space."""
+    try:
+        net = network(value)
+    except ValueError as err:
+        return str(err)
+    if net.version != 6:
+        return "an IPv4 prefix: give an IPv6 network, like 2001:db8:100::/56"
+    low, high = PREFIX6_LENGTHS
+    if net.prefixlen < low:
+        return f"/{net.prefixlen}: shorter than /{low}"
+    if net.prefixlen > high:
+        return f"/{net.prefixlen}: longer than /{high} (an edge's LAN is a whole /64 of it)"
+    return space6(net)
 
 
 def wg_key(value: str) -> str | None:
@@ -199,28 +279,54 @@ def port_range(value: str | int) -> str | None:
     return parsed if isinstance(parsed, str) else None
 
 
-def _bracketed_or_colons(value: str) -> str | None:
-    """The reason a target written as IPv6 would be ("[...]", or more than
-    one ':') is refused, or None when it is not written so."""
-    if not value.startswith("[") and value.count(":") < 2:
-        return None
-    inner = value[1:value.index("]")] if value.startswith("[") and "]" in value else value
+def _ipv6_target(text: str) -> ipaddress.IPv6Address | str:
+    """The IPv6 address of a target (inside [...], or alone), or the reason."""
     try:
-        addr = strict_address(inner)
+        addr = strict_address(text)
     except ValueError as err:
         return f"{err} ({_TARGET_IS})"
-    if addr.version == 6:
-        return IPV6_TARGET
-    return "an IPv4 target is written without [...]"
+    if not isinstance(addr, ipaddress.IPv6Address):
+        return "an IPv4 target is written without [...]"
+    if addr in _MAPPED:
+        return "an IPv4-mapped IPv6 address: write an IPv4 target as A.B.C.D"
+    why = space6(addr)
+    return why if why else addr
+
+
+def _bracketed(value: str) -> tuple[str, int | None] | str:
+    """"[IPv6]:PORT": the brackets are for an address with a port."""
+    close = value.find("]")
+    if close < 0:
+        return f"a '[' without its ']' ({_TARGET_IS})"
+    addr = _ipv6_target(value[1:close])
+    if isinstance(addr, str):
+        return addr
+    rest = value[close + 1:]
+    if not rest:
+        return ("[...] is for an IPv6 address with a port: write the address alone, or "
+                "[address]:port")
+    if not rest.startswith(":"):
+        return "after ']' comes ':' and the port"
+    port = _port(rest[1:], "not a number (digits only: no space, no sign)")
+    if isinstance(port, str):
+        return f"the port after ']:': {port}"
+    return str(addr), port
 
 
 def parse_target(value: str) -> tuple[str, int | None] | str:
-    """(IPv4 address, port or None) of a forward's target "A.B.C.D:PORT" or
-    "A.B.C.D" (the address strictly: keel.config.netsets.address); else the
-    reason. The one parse of `forward.to`."""
-    why = _bracketed_or_colons(value)
-    if why:
-        return why
+    """(address, port or None) of a forward's target: "A.B.C.D:PORT" or
+    "A.B.C.D"; "[IPv6]:PORT" or the IPv6 address alone (brackets required
+    with a port), global unicast or unique local; the address strictly
+    (keel.config.netsets.address: no zone id, no white space), an IPv6 one
+    in its canonical form (what the model holds); else the reason. The one
+    parse of `forward.to`."""
+    if len(value) > MAX_TARGET_TEXT:
+        return f"longer than {MAX_TARGET_TEXT} characters ({_TARGET_IS})"
+    if value.startswith("["):
+        return _bracketed(value)
+    if value.count(":") >= 2:  # an IPv6 address alone (with a port it needs [...])
+        addr = _ipv6_target(value)
+        return addr if isinstance(addr, str) else (str(addr), None)
     host, colon, port_text = value.partition(":")
     try:
         strict_address(host)  # IPv4: it holds no ':'
@@ -235,7 +341,8 @@ def parse_target(value: str) -> tuple[str, int | None] | str:
 
 
 def forward_target(value: str) -> str | None:
-    """A forward's target: an IPv4 address, alone or with ":port"."""
+    """A forward's target: an IPv4 address, alone or with ":port"; an IPv6
+    address alone or as "[address]:port" (parse_target)."""
     parsed = parse_target(value)
     return parsed if isinstance(parsed, str) else None
 
@@ -254,6 +361,8 @@ SYNTAXES: dict[str, Callable[[str], str | None]] = {
     "address": address,
     "prefix": prefix,
     "interface_address": interface_address,
+    "interface_address6": interface_address6,
+    "prefix6": prefix6,
     "wg_key": wg_key,
     "endpoint": endpoint,
     "lease": lease,

@@ -12,7 +12,14 @@ edge the target is behind):
   in our LAN, and the connections come from the hub, the one peer with an
   endpoint;
 - "local": no via: the target is in our own LAN.
-The public ports are the hub's: an inner forward's are not checked here."""
+The public ports are the hub's: an inner forward's are not checked here.
+
+An IPv6 target is not translated (IPv6 has no NAT here): the port is opened
+to the target's own, public address, so its target port is the public one,
+snat does not apply, and its ports do not take the router's own (they are
+another address's): two IPv6 forwards only clash on the same target. Inside
+this router's LAN an IPv6 target is in lan.address6's /64, never in the WAN's
+delegated prefix, which can change."""
 
 from __future__ import annotations
 
@@ -22,7 +29,7 @@ from dataclasses import dataclass
 from keel.adaptive.wire import PORT as PROBE_PORT
 from keel.config.checks import parse_ports, parse_target
 from keel.config.errors import Problem
-from keel.config.netsets import address, interface, network
+from keel.config.netsets import Address, address, interface, network
 from keel.config.schema import Config, Forward
 from keel.ports import PAIRING_TCP as PAIRING_PORT
 
@@ -41,11 +48,17 @@ def public_ports(fwd: Forward) -> tuple[int, int]:
 
 
 def target_of(fwd: Forward) -> tuple[str, int | None]:
-    """(IPv4 address, port or None) of a valid forward's target. Raises ValueError."""
+    """(address, port or None) of a valid forward's target: IPv4, or IPv6 in
+    its canonical form without brackets. Raises ValueError."""
     parsed = parse_target(fwd.to)
     if isinstance(parsed, str):
         raise ValueError(f"forward {fwd.name}: to: {parsed}")
     return parsed
+
+
+def family(fwd: Forward) -> int:
+    """4 or 6: a valid forward's target's address family."""
+    return address(target_of(fwd)[0]).version
 
 
 def protocols(fwd: Forward) -> tuple[str, ...]:
@@ -87,9 +100,19 @@ def names_and_ranges(cfg: Config) -> Iterator[Problem]:
             yield Problem(f"forward[{i}].name", f"duplicate of forward[{seen[fwd.name]}]")
         seen.setdefault(fwd.name, i)
         low, high = public_ports(fwd)
-        if low != high and target_of(fwd)[1] is not None:
+        port = target_of(fwd)[1]
+        if low != high and port is not None:
             yield Problem(f"forward[{i}].to", "a range maps to the same ports: give the "
                                               "target without a port")
+        elif family(fwd) == 6:
+            if port is not None and port != low:
+                yield Problem(f"forward[{i}].to", f"an IPv6 forward is not translated: its "
+                                                  f"target port is the public port {low} "
+                                                  "(or give the address alone)")
+            if fwd.snat:
+                yield Problem(f"forward[{i}].snat", "only for an IPv4 target: an IPv6 forward "
+                                                    "is not translated (the target sees the "
+                                                    "client's address)")
 
 
 # --- the role and where the target is -------------------------------------------------
@@ -122,7 +145,7 @@ def _outer(cfg: Config, i: int, fwd: Forward) -> Iterator[Problem]:
         return
     target = address(target_of(fwd)[0])
     nets = [network(text) for text in cfg.wireguard.peer[k].allowed_ips]
-    if not any(net.version == 4 and target in net for net in nets):
+    if not any(net.version == target.version and target in net for net in nets):
         yield Problem(f"forward[{i}].to", f"not in a LAN that {fwd.via} routes (its "
                                           f"allowed_ips: {_listed([str(n) for n in nets])})")
 
@@ -133,8 +156,12 @@ def _in_lan(cfg: Config, i: int, fwd: Forward, why: str) -> Iterator[Problem]:
     if cfg.lan is None:
         yield Problem(where, f"{why}, but this router has no [lan]")
         return
+    target = address(target_of(fwd)[0])
+    if target.version == 6:
+        yield from _in_lan6(cfg, where, target, why)
+        return
     iface = interface(cfg.lan.address)
-    net, target = iface.network, address(target_of(fwd)[0])
+    net = iface.network
     if target not in net:
         yield Problem(where, f"not inside the LAN {net} (lan.address): {why}")
     elif target == iface.ip:
@@ -143,6 +170,28 @@ def _in_lan(cfg: Config, i: int, fwd: Forward, why: str) -> Iterator[Problem]:
     elif net.prefixlen < 31 and target in (net.network_address, net.broadcast_address):
         which = "network" if target == net.network_address else "broadcast"
         yield Problem(where, f"is the {which} address of {net}, not a host")
+
+
+_DELEGATED = "the delegated prefix can change; forward to an address in lan.address6"
+
+
+def _in_lan6(cfg: Config, where: str, target: Address, why: str) -> Iterator[Problem]:
+    """An IPv6 target in the LAN: in lan.address6's /64, not the router."""
+    assert cfg.lan is not None
+    if cfg.lan.address6 is None:
+        yield Problem(where, f"an IPv6 target in this router's LAN needs lan.address6 (a "
+                             f"static /64): {_DELEGATED}")
+        return
+    iface = interface(cfg.lan.address6)
+    net = iface.network
+    if target not in net:
+        yield Problem(where, f"not inside the IPv6 LAN {net} (lan.address6): {why}; "
+                             f"{_DELEGATED}")
+    elif target == iface.ip:
+        yield Problem(where, "is this router's own LAN address (lan.address6), not a host "
+                             "behind it")
+    elif target == net.network_address:
+        yield Problem(where, f"is the subnet-router anycast address of {net}, not a host")
 
 
 def _hub(cfg: Config, i: int) -> Iterator[Problem]:
@@ -187,17 +236,19 @@ class _Public:
 
 
 def _publics(cfg: Config, roles: list[str | None]) -> list[_Public]:
+    """The public ports on this router's own address: its IPv4 forwards'."""
     out = []
     for i, fwd in enumerate(cfg.forward):
-        if roles[i] in (OUTER, LOCAL):
+        if roles[i] in (OUTER, LOCAL) and family(fwd) == 4:
             low, high = public_ports(fwd)
             out += [_Public(i, proto, low, high) for proto in protocols(fwd)]
     return out
 
 
-def _overlaps(cfg: Config, publics: list[_Public]) -> Iterator[Problem]:
+def _overlaps(cfg: Config, publics: list[_Public], same: str = "") -> Iterator[Problem]:
     """No two forwards share a public port of a protocol: a sweep in port
-    order, each forward told of one earlier (in the file) it overlaps."""
+    order, each forward told of one earlier (in the file) it overlaps.
+    `same` says what they share besides (for IPv6: the target)."""
     pairs: dict[tuple[int, int], list[str]] = {}
     for proto in ("tcp", "udp"):
         reach: _Public | None = None
@@ -211,7 +262,18 @@ def _overlaps(cfg: Config, publics: list[_Public]) -> Iterator[Problem]:
     for (later, earlier), protos in sorted(pairs.items()):
         yield Problem(f"forward[{later}].port",
                       f"overlaps forward[{earlier}] ({cfg.forward[earlier].name}) on "
-                      + " and ".join(protos))
+                      + " and ".join(protos) + same)
+
+
+def _targets6(cfg: Config, roles: list[str | None]) -> dict[str, list[_Public]]:
+    """The ports opened to each IPv6 target, by its address."""
+    out: dict[str, list[_Public]] = {}
+    for i, fwd in enumerate(cfg.forward):
+        if roles[i] is not None and family(fwd) == 6:
+            low, high = public_ports(fwd)
+            out.setdefault(target_of(fwd)[0], []).extend(
+                _Public(i, proto, low, high) for proto in protocols(fwd))
+    return out
 
 
 def keel_ports(cfg: Config) -> list[tuple[str, int, str]]:
@@ -256,3 +318,5 @@ def forwards(cfg: Config) -> Iterator[Problem]:
     publics = _publics(cfg, roles)
     yield from _overlaps(cfg, publics)
     yield from _taken(cfg, publics)
+    for opened in _targets6(cfg, roles).values():
+        yield from _overlaps(cfg, opened, " to the same IPv6 target")

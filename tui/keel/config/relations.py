@@ -2,13 +2,14 @@
 a static WAN has an address and a usable gateway, the DHCP range lies in the
 LAN, the LAN, WAN and tunnel are apart, settings that would be silently
 ignored; the tunnel's own rules are in wireguard_relations.py, the port
-forwards' in forward_relations.py."""
+forwards' in forward_relations.py, IPv6's in ipv6_relations.py."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from keel.config import forward_relations as forwards
+from keel.config import ipv6_relations as ipv6
 from keel.config import wireguard_relations as tunnel
 from keel.config.errors import Problem
 from keel.config.netsets import Address, Interface, Network, address, interface
@@ -91,8 +92,9 @@ def _lan(lan: Lan) -> Iterator[Problem]:
     iface = interface(lan.address)
     net = iface.network
     if net.version == 6:
-        yield Problem("lan.address", "IPv6 LAN is not supported yet (keel serves DHCPv4 only; "
-                                     "no router advertisements)")
+        yield Problem("lan.address", "an IPv6 address: lan.address is the IPv4 LAN (DHCPv4); "
+                                     "the LAN's IPv6 address goes in lan.address6 (a /64, like "
+                                     "2001:db8:100:1::1/64)")
         return
     if (lan.dhcp_start is None) != (lan.dhcp_end is None):
         yield Problem("lan.dhcp_end", "give both dhcp_start and dhcp_end, or neither")
@@ -125,6 +127,8 @@ def _subnets(cfg: Config) -> Iterator[Problem]:
         nets.append(("wan.address", interface(cfg.wan.address).network))
     if cfg.lan is not None:
         nets.append(("lan.address", interface(cfg.lan.address).network))
+        if cfg.lan.address6 is not None:
+            nets.append(("lan.address6", interface(cfg.lan.address6).network))
     if cfg.wireguard.enabled:
         nets += [(f"wireguard.address[{i}]", interface(a).network)
                  for i, a in enumerate(cfg.wireguard.address)]
@@ -157,7 +161,7 @@ def cross_checks(cfg: Config, clean: frozenset[str] | None = None) -> list[Probl
 
     out: list[Problem] = []
     if ready("wan"):
-        out += _wan(cfg.wan)
+        out += [*_wan(cfg.wan), *ipv6.wan(cfg)]
     if ready("lan") and cfg.lan is not None:
         out += _lan(cfg.lan)
     if ready("wan", "wireguard"):
@@ -165,7 +169,10 @@ def cross_checks(cfg: Config, clean: frozenset[str] | None = None) -> list[Probl
     if ready("wireguard", "wan", "firewall", "selftest"):
         out += tunnel.wireguard(cfg)
     if ready("wan", "lan", "wireguard"):
-        out += [*_interfaces(cfg), *_subnets(cfg), *tunnel.tunnel_and_links(cfg)]
+        out += [*_interfaces(cfg), *_subnets(cfg), *tunnel.tunnel_and_links(cfg),
+                *ipv6.lan(cfg)]
+    if ready("ipv6", "wireguard", "wan"):
+        out += ipv6.routed(cfg)
     if ready("forward"):
         out += forwards.names_and_ranges(cfg)
     if ready("forward", "system", "wireguard", "lan", "firewall"):

@@ -30,9 +30,10 @@ GOVERNORS = ("performance", "schedutil", "ondemand", "powersave", "conservative"
 @dataclass(frozen=True)
 class Rule:
     """What one value may be. `syntax` names a check in keel.config.checks
-    (ifname, hostname, address, prefix, interface_address, wg_key, endpoint,
-    lease, ssh_public_key, port_range, forward_target; port_range judges an
-    integer too); `low`..`high` bound integers; `choices` lists the allowed strings."""
+    (ifname, hostname, address, prefix, interface_address, interface_address6,
+    prefix6, wg_key, endpoint, lease, ssh_public_key, port_range,
+    forward_target; port_range judges an integer too); `low`..`high` bound
+    integers; `choices` lists the allowed strings."""
 
     syntax: str | None = None
     low: int | None = None
@@ -130,6 +131,13 @@ class Wan:
                                     "(mode = static)", syntax("interface_address"))
     gateway: str | None = key(None, "static default gateway (mode = static)",
                               syntax("address"))
+    ipv6: str = key("auto", "IPv6 on the WAN: auto (an address by SLAAC and a prefix for the "
+                            "LAN by DHCPv6 prefix delegation, as a home router does) or off "
+                            "(no IPv6 on the WAN; a LAN's address6 still comes through the "
+                            "tunnel)", one_of("auto", "off"))
+    ipv6_pd_length: int = key(56, "the delegated prefix's length asked for (ipv6 = auto); "
+                                  "the provider decides what it gives",
+                              between(48, 64, "bits"))
     shaping: Shaping = section(Shaping, "CAKE on this WAN, both directions")
 
 
@@ -143,6 +151,14 @@ class Lan:
     dhcp_end: str | None = key("192.168.77.199", "last address handed out by DHCP",
                                syntax("address"))
     dhcp_lease: str = key("12h", "DHCP lease time (like 12h, 30m, infinite)", syntax("lease"))
+    address6: str | None = key(None, "the router's LAN IPv6 address with its /64, like "
+                                     "2001:db8:100:1::1/64: a /64 of the hub's routed prefix, "
+                                     "routed through the tunnel (the hub peer needs \"::/0\" "
+                                     "in allowed_ips); announced to the LAN (SLAAC)",
+                               syntax("interface_address6"))
+    ipv6_from_wan: bool = key(True, "a /64 of the prefix the WAN delegates, announced to the "
+                                    "LAN (with wan.ipv6 = auto; it may change when the "
+                                    "provider renumbers)")
 
 
 @dataclass(frozen=True)
@@ -173,6 +189,17 @@ class WireGuard:
     prefixes: tuple[str, ...] = key((), "prefixes routed through the tunnel "
                                         "(route = prefixes)", item=syntax("prefix"))
     peer: tuple[Peer, ...] = key((), "peers, one [[wireguard.peer]] table each")
+
+
+@dataclass(frozen=True)
+class Ipv6:
+    routed_prefix: str | None = key(None, "the hub's IPv6 prefix (/32 to /64, like "
+                                          "2001:db8:100::/56) its provider routes to it; "
+                                          "each edge's LAN is a /64 of it, in that peer's "
+                                          "allowed_ips", syntax("prefix6"))
+    ndp_proxy: bool = key(False, "the provider puts routed_prefix on the WAN's link instead "
+                                 "of routing it to the hub: the hub answers neighbor "
+                                 "solicitations for the edges' addresses on the WAN")
 
 
 @dataclass(frozen=True)
@@ -223,15 +250,19 @@ class Access:
 class Forward:
     name: str = required("a name for the forward (keel forwards shows it)", syntax("hostname"))
     port: str | int = required("the public port on the hub's WAN, or a range like "
-                               "\"8000-8010\"", syntax("port_range"))
+                               "\"8000-8010\" (an IPv6 target: the port opened to it)",
+                               syntax("port_range"))
     to: str = required("the target: address:port, or the address alone for the same "
-                       "port(s) as the public one(s)", syntax("forward_target"))
+                       "port(s) as the public one(s); IPv6: [address]:port or the address "
+                       "alone, not translated (its port is the public one)",
+                       syntax("forward_target"))
     protocol: str = key("tcp", "tcp, udp or both", one_of("tcp", "udp", "both"))
     via: str | None = key(None, "the edge the target is behind (its peer name; on that "
                                 "edge, its own host name); leave out for a target in this "
                                 "router's own LAN", syntax("hostname"))
     snat: bool = key(False, "the target sees the hub's tunnel address, not the client's "
-                            "(for a target that cannot route back through the edge)")
+                            "(for a target that cannot route back through the edge; IPv4 "
+                            "targets only)")
 
 
 @dataclass(frozen=True)
@@ -240,6 +271,8 @@ class Config:
     wan: Wan = section(Wan, "the WAN: address and shaping")
     lan: Lan | None = key(None, "the LAN (leave out on a one-NIC VPS)")
     wireguard: WireGuard = section(WireGuard, "the WireGuard tunnel")
+    ipv6: Ipv6 = section(Ipv6, "the hub's IPv6: a routed prefix handed out to the edges "
+                               "through the tunnel")
     firewall: Firewall = section(Firewall, "inbound rules on the WAN (default: deny)")
     nat: Nat = section(Nat, "address translation")
     tuning: Tuning = section(Tuning, "CPU tuning for latency")

@@ -94,6 +94,8 @@ def local_networks(cfg: Config) -> list[tuple[str, str, Network]]:
     out: list[tuple[str, str, Network]] = []
     if cfg.lan is not None:
         out.append(("lan.address", "the LAN", interface(cfg.lan.address).network))
+        if cfg.lan.address6 is not None:
+            out.append(("lan.address6", "the IPv6 LAN", interface(cfg.lan.address6).network))
     if cfg.wan.mode == "static" and cfg.wan.address:
         out.append(("wan.address", "the WAN subnet",
                     interface(cfg.wan.address).network))

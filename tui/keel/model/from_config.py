@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from keel.config import schema
-from keel.config.forward_relations import public_ports, role_of, target_of
+from keel.config.forward_relations import family, public_ports, role_of, target_of
 from keel.model import router as m
 
 
@@ -28,9 +28,13 @@ def _wireguard(wg: schema.WireGuard) -> m.WireGuard | None:
 
 def _forward(cfg: schema.Config, fwd: schema.Forward) -> m.Forward:
     """A forward of a valid config (its port, target and role parsed once, by
-    keel.config.forward_relations, as the loader's rules read them)."""
+    keel.config.forward_relations, as the loader's rules read them). An IPv6
+    target's address is canonical, without brackets, and its port None: it
+    is the public one (IPv6 is not translated; the loader refuses another)."""
     low, high = public_ports(fwd)
     addr, port = target_of(fwd)
+    if family(fwd) == 6:
+        port = None
     role = role_of(cfg, fwd)
     if role is None:
         raise ValueError(f"forward {fwd.name}: via names neither this router nor a peer")
@@ -41,12 +45,14 @@ def _forward(cfg: schema.Config, fwd: schema.Forward) -> m.Forward:
 def model_from_config(cfg: schema.Config) -> m.RouterModel:
     w = cfg.wan
     wan = m.Wan(w.interface, mode=w.mode, address=w.address, gateway=w.gateway,
-                shaping=_shaping(w.shaping))
+                shaping=_shaping(w.shaping), ipv6=w.ipv6, ipv6_pd_length=w.ipv6_pd_length)
     lans = ()
     if cfg.lan is not None:
         lan = cfg.lan
+        # a /64 of the delegated prefix only where the WAN asks for one
         lans = (m.Lan(lan.interface, lan.address, lan.dhcp_start, lan.dhcp_end,
-                      lan.dhcp_lease),)
+                      lan.dhcp_lease, address6=lan.address6,
+                      ipv6_from_wan=lan.ipv6_from_wan and w.ipv6 == "auto"),)
     fw, t = cfg.firewall, cfg.tuning
     return m.RouterModel(
         wans=(wan,), lans=lans, wireguard=_wireguard(cfg.wireguard),
@@ -61,4 +67,5 @@ def model_from_config(cfg: schema.Config) -> m.RouterModel:
         selftest=m.Selftest(iperf3_server=cfg.selftest.iperf3_server),
         system=m.System(hostname=cfg.system.hostname),
         access=m.Access(ssh_keys=cfg.access.ssh_keys),
-        forwards=tuple(_forward(cfg, fwd) for fwd in cfg.forward))
+        forwards=tuple(_forward(cfg, fwd) for fwd in cfg.forward),
+        ipv6=m.Ipv6(routed_prefix=cfg.ipv6.routed_prefix, ndp_proxy=cfg.ipv6.ndp_proxy))
