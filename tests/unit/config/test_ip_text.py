@@ -18,7 +18,8 @@ from keel.config.dump import toml_string
 from keel.config.errors import ConfigError
 from keel.config.load import load_text
 
-ADDRESS_SYNTAXES = ("address", "interface_address", "prefix", "endpoint")
+ADDRESS_SYNTAXES = ("address", "interface_address", "prefix", "endpoint",
+                    "interface_address6", "prefix6")
 
 
 def address_keys() -> list[tuple[str, str]]:
@@ -38,6 +39,10 @@ def full_base() -> dict[str, Any]:
     a static WAN."""
     data = tomllib.loads(paths.example_text("edge"))
     data["wan"].update(mode="static", address="203.0.113.7/24", gateway="203.0.113.1")
+    # IPv6: the LAN's /64 through the hub (::/0 in its allowed_ips), a routed prefix
+    data["lan"]["address6"] = "2001:db8:100:1::1/64"
+    data["wireguard"]["peer"][0]["allowed_ips"].append("::/0")
+    data["ipv6"] = {"routed_prefix": "2001:db8:200::/56"}
     return data
 
 
@@ -96,14 +101,16 @@ def test_the_base_is_valid_and_holds_every_address_key():
     assert {p for p, _ in address_keys()} >= {
         "wan.address", "wan.gateway", "lan.address", "lan.dhcp_start", "lan.dhcp_end",
         "wireguard.address", "wireguard.prefixes", "wireguard.peer[].allowed_ips",
-        "wireguard.peer[].endpoint"}
+        "wireguard.peer[].endpoint", "lan.address6", "ipv6.routed_prefix"}
 
 
 # a valid value of each syntax, and where in it the odd text goes
 GOOD = {"address": "203.0.113.1", "interface_address": "10.77.0.2/24",
-        "prefix": "172.31.77.0/24", "endpoint": "203.0.113.2:51820"}
+        "prefix": "172.31.77.0/24", "endpoint": "203.0.113.2:51820",
+        "interface_address6": "2001:db8:100:1::1/64", "prefix6": "2001:db8:200::/56"}
 V6 = {"address": "fe80::1{}", "interface_address": "fd00::2{}/64",
-      "prefix": "fd00::{}/64", "endpoint": "[fe80::1{}]:51820"}
+      "prefix": "fd00::{}/64", "endpoint": "[fe80::1{}]:51820",
+      "interface_address6": "2001:db8:100:1::1{}/64", "prefix6": "2001:db8:200::{}/56"}
 
 
 @pytest.mark.parametrize(("path", "syntax"), address_keys())

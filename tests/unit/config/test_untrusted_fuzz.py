@@ -9,7 +9,7 @@ control character, white space, '%' or a character outside ASCII, and no
 message with a character a terminal would act on.
 
 Cases per run (max_examples): the key parser 3 x 1200 (random bytes, random
-Unicode, real keys mutated); each address key's check 500 (9 keys today);
+Unicode, real keys mutated); each address key's check 500 (11 keys today);
 the whole loader 700 documents, an odd value at one address key each.
 About 15 s in all."""
 
@@ -111,6 +111,8 @@ VALID = {
     "interface_address": ["10.77.0.2/24", "fd00::2/64", "203.0.113.7/32"],
     "prefix": ["172.31.77.0/24", "fd00::/64", "0.0.0.0/0", "::/0"],
     "endpoint": ["203.0.113.2:51820", "[2001:db8::1]:51820", "hub.example.com:51820"],
+    "interface_address6": ["2001:db8:100:1::1/64", "fd00:77::1/64"],
+    "prefix6": ["2001:db8:200::/56", "fd00:77::/48", "2001:db8::/32"],
 }
 RULES = {info.path: (info.item or info.rule) for info in walk()}
 FIELDS = address_keys()
