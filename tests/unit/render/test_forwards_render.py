@@ -38,7 +38,7 @@ def test_the_hub_dnats_its_public_ports_to_the_targets_and_lets_them_through():
     assert "counter fwd-web {" in rules
     # the client's address is kept: no masquerade into the tunnel, but hairpin's
     assert 'oifname "wg0" ct status dnat ip daddr' not in rules
-    assert 'iifname "wg0" oifname "wg0" ct status dnat masquerade' in rules
+    assert 'iifname "wg0" oifname "wg0" meta nfproto ipv4 ct status dnat masquerade' in rules
 
 
 def test_snat_true_masquerades_that_forward_into_the_tunnel():
@@ -60,7 +60,7 @@ def test_the_edge_accepts_only_the_targets_from_the_tunnel_and_marks_them():
     # its own LAN reaching the hub's public address: sent to the target directly
     assert ('iifname { "eth1" } ip daddr 203.0.113.2 tcp dport 8080 '
             "dnat ip to 192.168.77.50:80") in rules
-    assert 'iifname "eth1" oifname "eth1" ct status dnat masquerade' in rules
+    assert 'iifname "eth1" oifname "eth1" meta nfproto ipv4 ct status dnat masquerade' in rules
     assert ('iifname { "eth1" } oifname { "eth1" } ct status dnat ip daddr 192.168.77.50 '
             "tcp dport 80 accept") in rules
 

@@ -80,7 +80,7 @@ def test_nft_default_deny_on_wan_with_the_wireguard_port_open():
     assert "tcp dport 22" not in rules
     assert 'iifname { "eth1" } oifname { "eth0" } accept' in rules
     assert 'iifname { "eth1" } oifname "wg0" accept' in rules
-    assert 'oifname { "eth0", "wg0" } masquerade' in rules
+    assert 'oifname { "eth0", "wg0" } meta nfproto ipv4 masquerade' in rules
     hub = RouterModel(wans=(Wan("eth0"),), wireguard=WireGuard(address=("10.77.0.1/24",)),
                       firewall=Firewall(ssh_on_wan=True, forward_tunnel_to_wan=True),
                       selftest=Selftest(iperf3_server=True))

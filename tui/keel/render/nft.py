@@ -1,5 +1,15 @@
-"""The nftables ruleset: one atomic file (`nft -f`), stateful, default-deny
-inbound on the WAN, forward LAN -> WAN and LAN -> tunnel, NAT out of the WAN.
+"""The nftables ruleset: one atomic file (`nft -f`), one `inet` table for
+IPv4 and IPv6, stateful, default-deny inbound on the WAN, forward LAN -> WAN
+and LAN -> tunnel, NAT (IPv4 only) out of the WAN.
+
+IPv6 has no NAT: what leaves keeps its address, and nothing hides the LAN's
+hosts, so inbound IPv6 to them is closed but for the replies
+(established/related), what a [[forward]] opens, and the ICMPv6 that RFC 4890
+says a firewall must pass (its errors, echo). ICMPv6 to the router itself is
+accepted only as RFC 4890 section 4.4 says for a router: errors, echo
+(rate-limited on the WAN, like IPv4's, with `firewall.ping_on_wan`), neighbour
+discovery from the link itself (hop limit 255, RFC 4861) and MLD from
+link-local sources (RFC 3810); the rest is dropped.
 
 The pairing port has a place of its own that the ruleset always has: the
 set `inet keel pairing` (TCP ports, `flags timeout`) and one rule accepting
@@ -32,6 +42,41 @@ LIST_COUNTERS = ("nft", "-j", "list", "counters", "table", *TABLE)
 # element without a timeout, or with a longer one, is not keel's: drift that
 # `keel apply` removes (a reload) and `keel doctor` fails on
 PAIRING_LONGEST_S = 600 + 15
+
+# ICMPv6 (RFC 4890). The error messages: accepted in input and forward before
+# conntrack's `invalid` verdict, which is what an error quoting a packet that
+# conntrack does not know (an expired UDP flow) gets; RFC 4890 4.3.1 and 4.4.1:
+# these must not be dropped (packet-too-big least of all: path MTU discovery
+# is all IPv6 has, routers do not fragment), all their codes (4.3.2: the rest
+# of time-exceeded's and parameter-problem's should not be dropped either)
+ICMPV6_ERRORS = "destination-unreachable, packet-too-big, time-exceeded, parameter-problem"
+# neighbour discovery (RFC 4861): routers' and neighbours' solicitations and
+# advertisements (the WAN's SLAAC, the LAN hosts' router solicitations, address
+# resolution on every link); a receiver must drop them unless their hop limit
+# is 255, i.e. they were not forwarded, and so does this ruleset. Redirects are
+# dropped: a router ignores them (RFC 4861 8.1; RFC 4890 4.4.4: a policy for a
+# router is to drop them); and so are inverse ND, SEND and multicast router
+# discovery, which Linux does not implement
+ICMPV6_NDP = "nd-router-solicit, nd-router-advert, nd-neighbor-solicit, nd-neighbor-advert"
+# multicast listener discovery (RFC 2710, 3810): from link-local sources only
+# (the RFCs' own rule); answering the WAN's queries keeps a snooping switch
+# sending us the solicited-node groups that neighbour discovery needs
+ICMPV6_MLD = ("mld-listener-query, mld-listener-report, mld-listener-done, "
+              "mld2-listener-report")
+LINK_LOCAL6 = "fe80::/10"
+# echo requests to the router from its WAN (IPv4 and IPv6), when ping_on_wan
+PING_LIMIT = "20/second"
+# echo requests forwarded to hosts behind this router (IPv6 only: IPv4's LAN
+# is behind NAT). Allowed, with OpenWrt fw4's limit, rather than closed:
+# RFC 4890 4.3.1 lists echo among what must not be dropped in transit (it is
+# how a path and a host are checked), and it shows a scanner nothing it could
+# not find by a connection attempt, in a /64 too wide to sweep
+FORWARD_PING_LIMIT = "1000/second"
+# DHCPv6 (RFC 8415): a server or relay answers a client on its link, from its
+# link-local address to the client's, port 547 to 546. The client's request
+# goes to a multicast group, so conntrack cannot match the reply to it
+DHCPV6_REPLY = (f"ip6 saddr {LINK_LOCAL6} ip6 daddr {LINK_LOCAL6} "
+                "udp sport 547 udp dport 546")
 
 
 def _set(names: list[str]) -> str:
@@ -86,17 +131,23 @@ def _forward_counters(model: RouterModel) -> list[str]:
 
 def _forward_dnat(model: RouterModel) -> list[str]:
     """prerouting: the hub's public port(s) DNATed to the target (outer and
-    local forwards), from anywhere to any of this router's own addresses but
-    its tunnel's (a LAN host or an edge reaching the public address gets the
-    same service: hairpin); on an edge, its LAN reaching the hub's public
-    address is sent to the target in the LAN directly (inner forwards)."""
+    local IPv4 forwards), from anywhere to any of this router's own addresses
+    but its tunnel's (a LAN host or an edge reaching the public address gets
+    the same service: hairpin); on an edge, its LAN reaching the hub's public
+    address is sent to the target in the LAN directly (inner forwards). An
+    IPv6 forward has no DNAT: its target is reached by its own address."""
     wg = model.wireguard
     lines = []
     tunnel_v4 = [a.split("/")[0] for a in (wg.address if wg else ()) if ":" not in a]
-    not_tunnel = f"ip daddr != {{ {', '.join(tunnel_v4)} }} " if tunnel_v4 else ""
+    # an IPv4 match in front of the counter: an IPv6 connection to the same
+    # port (which no `dnat ip` changes) is not one of the forward's
+    not_tunnel = (f"ip daddr != {{ {', '.join(tunnel_v4)} }} " if tunnel_v4
+                  else "meta nfproto ipv4 ")
     hub = hub_address(wg) if wg else None
     lans = _set([lan.interface for lan in model.lans]) if model.lans else None
     for f in model.forwards:
+        if f.family != 4:
+            continue
         counter = f'counter name "{forward_counter(f)}"'
         for proto in f.protocols:
             if f.role in ("outer", "local"):
@@ -108,15 +159,41 @@ def _forward_dnat(model: RouterModel) -> list[str]:
     return lines
 
 
+def _forward6_accept(forward: Forward, proto: str, model: RouterModel,
+                     tun: str | None) -> str | None:
+    """forward: an IPv6 forward's new connections, from where its clients
+    come in to where its target is, to the target's own address and port(s)
+    (no DNAT: the public port is the target's). Outer (the hub): from the WAN
+    into the tunnel, towards the edge's /64 of the routed prefix. Inner (the
+    edge): from the tunnel into the LAN; no connection mark, the replies leave
+    by the route of their source (the LAN's /64 goes through the tunnel).
+    Local: from the WAN into the LAN. None where this router lacks a side."""
+    wans = _set([w.interface for w in model.wans]) if model.wans else None
+    lans = _set([lan.interface for lan in model.lans]) if model.lans else None
+    tunnel = f'"{tun}"' if tun else None
+    sides = {"outer": (wans, tunnel), "inner": (tunnel, lans), "local": (wans, lans)}
+    src, dst = sides.get(forward.role, (None, None))
+    if not (src and dst):
+        return None
+    return (f"\t\tiifname {src} oifname {dst} ip6 daddr {forward.address} "
+            f'{_ports(forward, proto)} ct state new counter name "{forward_counter(forward)}" '
+            "accept")
+
+
 def _forward_accepts(model: RouterModel, tun: str | None) -> list[str]:
-    """forward: what a forward lets through. Outer and local: the DNATed
-    connections to their target. Inner: new connections from the tunnel to
-    the target, marked so that their replies go back through the tunnel
-    (FORWARD_MARK), not out of this edge's WAN."""
+    """forward: what a forward lets through. IPv4, outer and local: the
+    DNATed connections to their target. IPv4, inner: new connections from
+    the tunnel to the target, marked so that their replies go back through
+    the tunnel (FORWARD_MARK), not out of this edge's WAN. IPv6: see
+    _forward6_accept."""
     lines = []
     lans = _set([lan.interface for lan in model.lans]) if model.lans else None
     for f in model.forwards:
         for proto in f.protocols:
+            if f.family == 6:
+                line = _forward6_accept(f, proto, model, tun)
+                lines += [line] if line else []
+                continue
             match = f"ip daddr {f.address} {_ports(f, proto, target=True)}"
             if f.role in ("outer", "local"):
                 lines.append(f"\t\tct status dnat {match} accept")
@@ -131,23 +208,60 @@ def _forward_accepts(model: RouterModel, tun: str | None) -> list[str]:
 
 
 def _forward_snat(model: RouterModel, tun: str | None) -> list[str]:
-    """postrouting: a forward's connection whose client sits on the side the
-    target is reached by (hairpin: a LAN host, or an edge through the tunnel,
-    to the public address) is masqueraded, or the target would answer the
-    client directly and the client would drop it; and a forward with
-    `snat = true` always, on its way into the tunnel."""
-    if not model.forwards:
+    """postrouting: an IPv4 forward's connection whose client sits on the
+    side the target is reached by (hairpin: a LAN host, or an edge through
+    the tunnel, to the public address) is masqueraded, or the target would
+    answer the client directly and the client would drop it; and a forward
+    with `snat = true` always, on its way into the tunnel. IPv4 only: IPv6
+    has no NAT here, and a LAN host reaches an IPv6 target by its address."""
+    v4 = [f for f in model.forwards if f.family == 4]
+    if not v4:
         return []
     lines = []
-    for f in model.forwards:
+    for f in v4:
         if f.snat and f.role == "outer" and tun:
             for proto in f.protocols:
                 lines.append(f'\t\toifname "{tun}" ct status dnat ip daddr {f.address} '
                              f"{_ports(f, proto, target=True)} masquerade")
     sides = [lan.interface for lan in model.lans] + ([tun] if tun else [])
     for side in sides:
-        lines.append(f'\t\tiifname "{side}" oifname "{side}" ct status dnat masquerade')
+        lines.append(f'\t\tiifname "{side}" oifname "{side}" meta nfproto ipv4 '
+                     "ct status dnat masquerade")
     return lines
+
+
+def _icmpv6_input(model: RouterModel, tun: str | None) -> list[str]:
+    """input, after loopback: the ICMPv6 the router itself takes (RFC 4890
+    4.4; the errors come before `ct state invalid`, in render_ruleset). The
+    rest of ICMPv6 is dropped here, from every side: router renumbering, node
+    information, redirects, unassigned types, unsolicited replies, echo
+    requests over the WAN's limit (the LAN's accept below takes no ICMPv6)."""
+    inside = [lan.interface for lan in model.lans] + ([tun] if tun else [])
+    lines = [f"\t\ticmpv6 type {{ {ICMPV6_NDP} }} ip6 hoplimit 255 accept",
+             f"\t\tip6 saddr {LINK_LOCAL6} icmpv6 type {{ {ICMPV6_MLD} }} accept"]
+    if inside:
+        lines.append(f"\t\tiifname {_set(inside)} icmpv6 type echo-request accept")
+    if model.wans and model.firewall.ping_on_wan:
+        lines.append(f"\t\tiifname {_set([w.interface for w in model.wans])} icmpv6 type "
+                     f"echo-request limit rate {PING_LIMIT} accept")
+    return [*lines, "\t\tmeta l4proto ipv6-icmp drop"]
+
+
+def _icmpv6_forward(model: RouterModel, tun: str | None) -> list[str]:
+    """forward: echo requests to the hosts behind this router (its LANs; on
+    the hub, the routed prefix through the tunnel), limited (see
+    FORWARD_PING_LIMIT); then any other ICMPv6 that is new is dropped (what
+    conntrack lets be new: node information queries, RFC 4890 4.3.5). The
+    errors come before `ct state invalid` (render_ruleset); echo from the
+    LAN outwards is the LAN's accept below."""
+    lines = []
+    if model.lans:
+        lines.append(f"\t\toifname {_set([lan.interface for lan in model.lans])} icmpv6 type "
+                     f"echo-request limit rate {FORWARD_PING_LIMIT} accept")
+    if tun and model.ipv6.routed_prefix:
+        lines.append(f'\t\toifname "{tun}" ip6 daddr {model.ipv6.routed_prefix} icmpv6 type '
+                     f"echo-request limit rate {FORWARD_PING_LIMIT} accept")
+    return [*lines, "\t\ticmpv6 type != echo-request drop"]
 
 
 def render_ruleset(model: RouterModel,
@@ -170,9 +284,10 @@ def render_ruleset(model: RouterModel,
         "\tchain input {",
         "\t\ttype filter hook input priority filter; policy drop;",
         "\t\tct state established,related accept",
+        f"\t\ticmpv6 type {{ {ICMPV6_ERRORS} }} accept",
         "\t\tct state invalid drop",
         '\t\tiif "lo" accept',
-        "\t\tmeta l4proto ipv6-icmp accept",
+        *_icmpv6_input(model, tun),
     ]
     if lans:
         lines.append(f"\t\tiifname {_set(lans)} accept")
@@ -187,7 +302,7 @@ def render_ruleset(model: RouterModel,
         w = _set(wans)
         if fw.ping_on_wan:
             lines.append(f"\t\tiifname {w} icmp type {{ echo-request, destination-unreachable, "
-                         "time-exceeded } limit rate 20/second accept")
+                         f"time-exceeded }} limit rate {PING_LIMIT} accept")
         if tun and model.wireguard:
             lines.append(f"\t\tiifname {w} udp dport {model.wireguard.listen_port} accept")
         if fw.ssh_on_wan:
@@ -198,18 +313,28 @@ def render_ruleset(model: RouterModel,
         for port in fw.open_udp:
             lines.append(f"\t\tiifname {w} udp dport {port} accept")
         lines.append(f"\t\tiifname {w} udp dport 68 udp sport 67 accept")
+    auto6 = [w.interface for w in model.wans if w.ipv6 == "auto"]
+    if auto6:
+        # the WAN's DHCPv6 client (prefix delegation): its server's replies
+        lines.append(f"\t\tiifname {_set(auto6)} {DHCPV6_REPLY} accept")
     lines += [
         "\t}",
         "",
         "\tchain forward {",
         "\t\ttype filter hook forward priority filter; policy drop;",
         "\t\tct state established,related accept",
+        f"\t\ticmpv6 type {{ {ICMPV6_ERRORS} }} accept",
         "\t\tct state invalid drop",
     ]
     if tun:
         # TCP inside the tunnel must fit its smaller MTU
         lines.append(f'\t\toifname "{tun}" tcp flags syn tcp option maxseg size set rt mtu')
         lines.append(f'\t\tiifname "{tun}" tcp flags syn tcp option maxseg size set rt mtu')
+    lines += _icmpv6_forward(model, tun)
+    # both families: out of the LAN to the WAN and into the tunnel; on the hub,
+    # from the tunnel out of the WAN (the edges' IPv4, NATed below, and their
+    # /64s of the routed prefix, as they are). Nothing new the other way but
+    # what the forwards and the ICMPv6 above let in
     if lans and wans:
         lines.append(f"\t\tiifname {_set(lans)} oifname {_set(wans)} accept")
     if lans and tun:
@@ -231,7 +356,7 @@ def render_ruleset(model: RouterModel,
         lines += ["", "\tchain prerouting {",
                   "\t\ttype nat hook prerouting priority dstnat; policy accept;",
                   *dnat, "\t}"]
-    inner = [f for f in model.forwards if f.role == "inner"]
+    inner = [f for f in model.forwards if f.role == "inner" and f.family == 4]
     if inner and lans:
         # the replies of connections that came in through the tunnel: marked
         # for the routing rule that sends them back into it
@@ -245,12 +370,14 @@ def render_ruleset(model: RouterModel,
         nat_out = [*nat_out, tun]
     snat = _forward_snat(model, tun)
     if nat_out or snat:
+        # masquerade: IPv4 only (in an inet table a bare masquerade would
+        # take IPv6 too: NAT66, hiding the LAN's and the edges' own addresses)
         lines += [
             "",
             "\tchain postrouting {",
             "\t\ttype nat hook postrouting priority srcnat; policy accept;",
             *snat,
-            *([f"\t\toifname {_set(nat_out)} masquerade"] if nat_out else []),
+            *([f"\t\toifname {_set(nat_out)} meta nfproto ipv4 masquerade"] if nat_out else []),
             "\t}",
         ]
     lines.append("}")
