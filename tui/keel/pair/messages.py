@@ -32,12 +32,17 @@ class HubGrant:
     routes: tuple[str, ...]  # prefixes reached through the hub, besides the tunnel's own
     keepalive: int
     edge_name: str  # what the hub calls the edge
+    # a /64 of the hub's routed IPv6 prefix for the edge's LAN (keel.pair.ipv6);
+    # left out of the message when None, so a hub without one pairs with
+    # edges that do not know the field
+    lan6: str | None = None
 
 
 _CHECKS = {
     "name": checks.hostname, "edge_name": checks.hostname, "public_key": checks.wg_key,
     "lan": checks.prefix, "hub_address": checks.dns_name, "tunnel_address":
     checks.interface_address, "hub_tunnel": checks.address, "routes": checks.prefix,
+    "lan6": checks.prefix,
 }
 _PORTS = {"listen_port": (1, 65535), "keepalive": (0, 65535)}
 
@@ -86,4 +91,5 @@ def grant_from(message: dict[str, Any]) -> HubGrant:
 
 def as_message(value: EdgeOffer | HubGrant) -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v
-            for k, v in dataclasses.asdict(value).items()}
+            for k, v in dataclasses.asdict(value).items()
+            if not (k == "lan6" and v is None)}

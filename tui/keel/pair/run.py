@@ -243,6 +243,7 @@ def pair_hub(sides: Sides | None = None, wait_s: float = WAIT_S,
 def _settle_hub(sides: Sides, paired: Paired, signals: _Signals | None = None) -> int:
     grant, offer = paired.grant, paired.offer
     lan = f", LAN {offer.lan}" if offer.lan else ""
+    lan += f", IPv6 {grant.lan6}" if grant.lan6 else ""
     sides.say(f"paired with {grant.edge_name}: tunnel {grant.tunnel_address}{lan}, "
               f"it reached this hub at {offer.hub_address}")
     if signals is not None:
@@ -341,6 +342,9 @@ def pair_edge(hub: str, code: str, sides: Sides | None = None,
     routes = ", ".join(grant.routes) or "none besides the tunnel"
     sides.say(f"paired with {grant.name}: tunnel {grant.tunnel_address}, the hub is "
               f"{grant.hub_tunnel}; routes through it: {routes}")
+    if paired.config.lan is not None and paired.config.lan.address6 and grant.lan6:
+        sides.say(f"IPv6 from the hub: {grant.lan6} on the LAN (this router "
+                  f"{paired.config.lan.address6}), its traffic through the tunnel")
     applied_at = _apply(sides, paired.config, f"pair: {grant.name}")
 
     def nudge() -> None:  # traffic into the tunnel starts the handshake at once

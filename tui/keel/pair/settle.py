@@ -16,6 +16,7 @@ from keel.config.errors import ConfigError
 from keel.config.load import parse_config
 from keel.config.schema import Config, Peer, WireGuard
 from keel.config.wireguard_relations import endpoint_address, local_networks
+from keel.pair import ipv6
 from keel.pair.errors import PairRefused
 from keel.pair.messages import KEEPALIVE_S, EdgeOffer, HubGrant
 
@@ -141,7 +142,8 @@ def _overlap(lan: ipaddress.IPv4Network | ipaddress.IPv6Network, config: Config,
     return None
 
 
-def _same_edge(old: Peer, name: str, lan: Network | None, tunnel: Network) -> bool:
+def _same_edge(old: Peer, name: str, lan: Network | None, tunnel: Network,
+               routed: ipaddress.IPv6Network | None = None) -> bool:
     """An offer with a peer's public key is that edge pairing again (to
     learn the routes of edges paired since) when it keeps the peer's name
     and LAN: only then is the peer rewritten, and then to the same thing.
@@ -149,7 +151,8 @@ def _same_edge(old: Peer, name: str, lan: Network | None, tunnel: Network) -> bo
     secret) cannot move that peer's LAN or rename it while the real edge's
     live session would make the hub keep the change."""
     lans = {ipaddress.ip_network(a) for a in old.allowed_ips}
-    lans = {n for n in lans if not (n.version == 4 and n.subnet_of(tunnel))}  # type: ignore[arg-type]
+    lans = {n for n in lans if not (n.version == 4 and n.subnet_of(tunnel))  # type: ignore[arg-type]
+            and not ipv6.in_routed(str(n), routed)}  # the /64 the hub handed it
     return old.name == name and lans == ({lan} if lan else set())
 
 
@@ -176,19 +179,24 @@ def hub_admit(config: Config, offer: EdgeOffer, hub_public_key: str,
                           "LAN prefix")
     others = [p for p in wg.peer if p.public_key != offer.public_key]
     name = _unique_name(offer.name, {p.name for p in others if p.name})
-    if old is not None and not _same_edge(old, name, lan, iface.network):
+    routed = ipv6.routed_prefix(config)
+    if old is not None and not _same_edge(old, name, lan, iface.network, routed):
         who = f"peer {old.name!r}" if old.name else "a peer without a name"
         raise PairRefused(f"the edge offers the public key of {who} with another name or "
                           f"LAN ({name}, {lan or 'no LAN'}): refused; if that edge really "
                           f"changed, remove it first (keel peers remove {old.name or 'NAME'})")
-    allowed = (f"{address}/32",) + ((str(lan),) if lan else ())
+    # an edge with a LAN gets a /64 of the hub's routed IPv6 prefix, if it has one
+    lan6 = ipv6.free_lan6(config, keep_key=offer.public_key) \
+        if routed is not None and lan is not None else None
+    allowed = (f"{address}/32",) + ((str(lan),) if lan else ()) + ((str(lan6),) if lan6 else ())
     peer = Peer(public_key=offer.public_key, allowed_ips=allowed, name=name)
     peers = tuple(peer if p is old else p for p in wg.peer) if old else (*wg.peer, peer)
     # pairing again (the same edge: the same LAN) leaves the prefixes as they are
     route, prefixes = wg.route, wg.prefixes
     if lan is not None and route != "all":
         route = "prefixes"
-        prefixes = prefixes if str(lan) in prefixes else (*prefixes, str(lan))
+        for net in (lan, lan6) if lan6 else (lan,):
+            prefixes = prefixes if str(net) in prefixes else (*prefixes, str(net))
     if route == "prefixes" and not prefixes:
         route = "none"
     new_wg = dataclasses.replace(wg, peer=peers, route=route, prefixes=prefixes)
@@ -201,14 +209,16 @@ def hub_admit(config: Config, offer: EdgeOffer, hub_public_key: str,
     for p in others:
         for text in p.allowed_ips:
             net = ipaddress.ip_network(text)
+            # not the edges' /64s of the routed prefix: the edge sends all its
+            # IPv6 to the hub anyway (::/0), and they are public prefixes
             if net.prefixlen > 0 and not (net.version == 4 and net.subnet_of(iface.network)) \
-                    and text not in routes:
+                    and not ipv6.in_routed(text, routed) and text not in routes:
                 routes.append(text)
     grant = HubGrant(name=config.system.hostname, public_key=hub_public_key,
                      listen_port=wg.listen_port,
                      tunnel_address=f"{address}/{iface.network.prefixlen}",
                      hub_tunnel=str(iface.ip), routes=tuple(routes), keepalive=KEEPALIVE_S,
-                     edge_name=name)
+                     edge_name=name, lan6=str(lan6) if lan6 else None)
     return new, grant
 
 
@@ -298,10 +308,18 @@ def edge_join(config: Config, grant: HubGrant, hub_address: str,
     old = next((p for p in wg.peer if p.public_key == grant.public_key), None)
     others = [p for p in wg.peer if p.public_key != grant.public_key]
     name = _unique_name(grant.name, {p.name for p in others if p.name})
+    # a /64 for the LAN from the hub's routed IPv6 prefix: on the LAN, and
+    # every IPv6 destination reached through the hub (from that /64 only: the
+    # edge routes by source)
+    lan = config.lan
+    allowed = (*tunnel_allowed(tunnel.network, grant.hub_tunnel), *grant.routes)
+    if grant.lan6 is not None and lan is not None:
+        _, address6 = ipv6.edge_lan6(grant.lan6)
+        lan = dataclasses.replace(lan, address6=address6)
+        allowed = ipv6.with_everything(allowed)
     peer = Peer(public_key=grant.public_key, endpoint=hub_endpoint(hub_address,
                                                                    grant.listen_port),
-                allowed_ips=(*tunnel_allowed(tunnel.network, grant.hub_tunnel),
-                             *grant.routes), keepalive=grant.keepalive, name=name)
+                allowed_ips=allowed, keepalive=grant.keepalive, name=name)
     addresses = tuple(a for a in wg.address
                       if not ipaddress.ip_interface(a).network.overlaps(tunnel.network)
                       or ipaddress.ip_interface(a).version != tunnel.version)
@@ -316,7 +334,7 @@ def edge_join(config: Config, grant: HubGrant, hub_address: str,
     addr = endpoint_address(peer.endpoint)
     if addr is not None and addr in tunnel.network:
         raise PairRefused(f"the hub's address {addr} is inside the tunnel {tunnel.network}")
-    return _validated(dataclasses.replace(config, wireguard=new_wg), "edge")
+    return _validated(dataclasses.replace(config, wireguard=new_wg, lan=lan), "edge")
 
 
 def remove_peer(config: Config, name: str) -> Config:
