@@ -43,6 +43,8 @@ INSIDE = {
 FORWARD_PORT = 8443  # an IPv6 [[forward]] to the inside host
 CLOSED_PORT = 2222  # listened on by the inside host, forwarded by nothing
 SERVICE_PORT = 5353  # listened on by the router (TCP)
+# the targets of two neighbour solicitations sent to the router: hop limit 64, 255
+NS_FORWARDED, NS_LINK = "2001:db8:ff::98", "2001:db8:ff::99"
 WAIT_S = 1.0  # how long an answer that should come is given
 SETTLE_S = 0.2  # what was sent has arrived (veths: at once) before a listener stops
 LONGEST_S = 30  # a listener stops by itself at the latest
@@ -330,22 +332,23 @@ def scenario(kind: str, scratch: str) -> dict[str, Any]:
         net.act("send", host6, "2", "0", _ptb(host6, "2001:db8:99::53"))
         net.act("send", host6, "139", "0", "0000" + "00" * 12)  # node information query
         net.act("send", host6, "138", "0", "00" * 12)  # router renumbering
-        out["in_icmp"] = [m[:3] for m in finish(watch)["got"]]
+        # (what the internet router sent: not the router's own neighbour discovery)
+        out["in_icmp"] = [m[:3] for m in finish(watch)["got"] if m[2] == WAN6_ROUTER]
 
         # to the router from the internet: what its input chain lets in
         # (the router's own raw ICMPv6 socket: what its input chain let in)
         watch = router.start("watch")
         net.act("echo", WAN6)
-        net.act("send", WAN6, "135", "0", _ns("2001:db8:ff::98"), "64")  # forwarded NS
-        net.act("send", WAN6, "135", "0", _ns("2001:db8:ff::99"), "255")
+        net.act("send", WAN6, "135", "0", _ns(NS_FORWARDED), "64")  # as if forwarded
+        net.act("send", WAN6, "135", "0", _ns(NS_LINK), "255")
         net.act("send", WAN6, "138", "0", "00" * 12)
         net.act("send", WAN6, "139", "0", "0000" + "00" * 12)
         net.act("send", WAN6, "137", "0", "00" * 36)  # a redirect
         got = finish(watch)["got"]
         out["router_icmp"] = sorted({m[0] for m in got if m[2] == WAN6_ROUTER})
-        out["router_ns_targets"] = sorted(
-            socket.inet_ntop(socket.AF_INET6, bytes.fromhex(m[3])[4:20])
-            for m in got if m[0] == 135 and m[2] == WAN6_ROUTER)
+        targets = {socket.inet_ntop(socket.AF_INET6, bytes.fromhex(m[3])[4:20])
+                   for m in got if m[0] == 135 and m[2] == WAN6_ROUTER}
+        out["router_ns_targets"] = sorted(targets & {NS_FORWARDED, NS_LINK})
         # DHCPv6 replies: from the link-local server to the link-local client
         ll_router, ll_net = _link_local(router, "eth0"), _link_local(net, "n0")
         listen = router.start("udp-listen", "546")

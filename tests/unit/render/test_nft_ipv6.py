@@ -19,17 +19,20 @@ from tests.unit.netns import needs_nft, run_in_netns
 from tests.unit.render.test_forwards_render import HUB, WEB
 from tests.unit.render.test_render import EDGE, PUB
 
-# an edge with native IPv6: SLAAC and a delegated prefix on the WAN, a /64 of
-# it on the LAN; one IPv6 forward to a LAN host (local: from the WAN)
+# an edge with native IPv6: SLAAC and a delegated prefix on the WAN; its LAN
+# a static /64 its provider routes to it; one IPv6 forward to a LAN host
+# (local: from the WAN)
 WEB6_LOCAL = Forward("web6", "tcp", 8443, 8443, "2001:db8:1::2", None, "local")
 EDGE6 = replace(EDGE, wans=(replace(EDGE.wans[0], ipv6="auto"),),
-                lans=(replace(EDGE.lans[0], ipv6_from_wan=True),), forwards=(WEB6_LOCAL,))
-# the hub: its routed prefix, a /64 of it to the edge, through the tunnel;
-# one IPv6 forward to a host there, beside an IPv4 one
+                lans=(replace(EDGE.lans[0], address6="2001:db8:1::1/64"),),
+                forwards=(WEB6_LOCAL,))
+# the hub: IPv6 on its WAN, its routed prefix, a /64 of it to the edge
+# through the tunnel; one IPv6 forward to a host there, beside an IPv4 one
 WEB6_OUTER = Forward("web6", "tcp", 8443, 8443, "2001:db8:100:1::2", None, "outer",
                      via="edge1")
 HUB6 = replace(
     HUB,
+    wans=(Wan("eth0", ipv6="auto"),),
     wireguard=WireGuard(address=("10.77.0.1/24",), peer=(
         Peer(PUB, ("10.77.0.2/32", "192.168.77.0/24", "2001:db8:100:1::/64"), name="edge1"),)),
     firewall=Firewall(forward_tunnel_to_wan=True),
@@ -311,6 +314,9 @@ def _both_ways(out: dict, inside6: str) -> None:
     assert out["router_icmp"] == [128, 135]
     assert out["router_ns_targets"] == ["2001:db8:ff::99"]
     assert not out["service_outside"]
+    # the WAN's DHCPv6 client (ipv6 = "auto"): its server's link-local reply,
+    # not a global one
+    assert out["dhcpv6"] == ["link-local"]
     # the listing nft gives back is what keel recorded (no drift from nothing)
     assert out["stable"]
 
@@ -320,8 +326,6 @@ def test_real_packets_through_the_edge(tmp_path):
     """EDGE6: a LAN host behind it, the WAN's IPv6 auto."""
     out = _traffic("edge", tmp_path)
     _both_ways(out, "2001:db8:1::2")
-    # the WAN's DHCPv6 client: its server's link-local reply, not a global one
-    assert out["dhcpv6"] == ["link-local"]
     assert out["service_inside"]  # the LAN reaches the router's services
 
 
@@ -331,6 +335,6 @@ def test_real_packets_through_the_hub(tmp_path):
     /64 of its routed prefix."""
     out = _traffic("hub", tmp_path)
     _both_ways(out, "2001:db8:100:1::2")
-    assert out["dhcpv6"] == []  # its WAN's IPv6 is off: no DHCPv6 client to answer
+    assert out["dhcpv6"] == ["link-local"]
     assert not out["service_inside"]  # the tunnel reaches only keel's own ports
     assert out["counters"]["fwd-web"] == 0
