@@ -54,9 +54,10 @@ ICMPV6_ERRORS = "destination-unreachable, packet-too-big, time-exceeded, paramet
 # advertisements (the WAN's SLAAC, the LAN hosts' router solicitations, address
 # resolution on every link); a receiver must drop them unless their hop limit
 # is 255, i.e. they were not forwarded, and so does this ruleset. Redirects are
-# dropped: a router ignores them (RFC 4861 8.1; RFC 4890 4.4.4: a policy for a
-# router is to drop them); and so are inverse ND, SEND and multicast router
-# discovery, which Linux does not implement
+# dropped (RFC 4890 4.4.4 leaves them to a policy: they are for hosts, and a
+# router does not act on them; Linux ignores them with forwarding on); and so
+# are inverse ND, SEND and multicast router discovery, which Linux does not
+# implement
 ICMPV6_NDP = "nd-router-solicit, nd-router-advert, nd-neighbor-solicit, nd-neighbor-advert"
 # multicast listener discovery (RFC 2710, 3810): from link-local sources only
 # (the RFCs' own rule); answering the WAN's queries keeps a snooping switch
@@ -69,8 +70,10 @@ PING_LIMIT = "20/second"
 # echo requests forwarded to hosts behind this router (IPv6 only: IPv4's LAN
 # is behind NAT). Allowed, with OpenWrt fw4's limit, rather than closed:
 # RFC 4890 4.3.1 lists echo among what must not be dropped in transit (it is
-# how a path and a host are checked), and it shows a scanner nothing it could
-# not find by a connection attempt, in a /64 too wide to sweep
+# how a path and a host are checked from outside). What it gives away, that a
+# host is at an address, a scanner cannot get by sweeping a /64 (too wide),
+# and whoever the host talks to sees that address anyway; its ports stay
+# closed
 FORWARD_PING_LIMIT = "1000/second"
 # DHCPv6 (RFC 8415): a server or relay answers a client on its link, from its
 # link-local address to the client's, port 547 to 546. The client's request
