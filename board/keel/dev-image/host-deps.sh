@@ -4,14 +4,20 @@
 #   host-deps.sh           install what is missing (root, Debian 12 or later)
 #   host-deps.sh --check   only say what is missing (exit 1 if anything is)
 # QEMU comes from bookworm-backports on Debian 12 (QEMU 10: under bookworm's
-# 7.2, guests with 2 vCPUs die at random; see README, "The lab").
+# 7.2, guests with 2 vCPUs die at random; see README, "The lab"), and so does
+# dhcpcd (10.1, as the image's trixie has; bookworm's is 9.4).
+# The IPv6 internet side's servers (Kea's DHCPv6, radvd) and dhcpcd are for
+# tests/unit/test_dhcpv6_pd_netns.py, in network namespaces: Kea's service
+# is not left running on this machine after it is installed here.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/../../.." && pwd)
 PACKAGES="ovmf mmdebstrap genimage grub-pc-bin grub-efi-amd64-bin grub-common mtools
-	dosfstools e2fsprogs squashfs-tools cpio xz-utils gzip shellcheck tmux python3-pip rauc openssl"
+	dosfstools e2fsprogs squashfs-tools cpio xz-utils gzip shellcheck tmux python3-pip rauc openssl
+	kea-dhcp6-server radvd iputils-ping"
 # a command each package gives (to tell what is missing without dpkg's view)
 TOOLS="qemu-system-x86_64 qemu-img mmdebstrap genimage grub-mkimage mcopy mkfs.vfat
-	mkfs.ext4 mksquashfs cpio xz gzip shellcheck tmux ruff rauc openssl"
+	mkfs.ext4 mksquashfs cpio xz gzip shellcheck tmux ruff rauc openssl
+	kea-dhcp6 radvd ping nsenter setsid"
 
 missing_tools() {
 	for tool in $TOOLS; do command -v "$tool" >/dev/null || echo "$tool"; done
@@ -19,6 +25,7 @@ missing_tools() {
 		echo "ovmf"
 	qemu-system-x86_64 --version 2>/dev/null | grep -Eq 'version (9|[1-9][0-9])\.' ||
 		echo "qemu-10"
+	dhcpcd --version 2>/dev/null | grep -Eq '^dhcpcd [1-9][0-9]\.' || echo "dhcpcd-10"
 }
 
 missing_python() {
@@ -56,13 +63,17 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
 fi
 apt-get update -q
+had_kea=$(command -v kea-dhcp6 || true)
 if grep -q bookworm /etc/os-release; then
-	apt-get install -y -q -t bookworm-backports qemu-system-x86 qemu-utils
+	apt-get install -y -q -t bookworm-backports qemu-system-x86 qemu-utils dhcpcd-base
 else
-	apt-get install -y -q qemu-system-x86 qemu-utils
+	apt-get install -y -q qemu-system-x86 qemu-utils dhcpcd-base
 fi
 # shellcheck disable=SC2086 # one word per package
 apt-get install -y -q $PACKAGES
+if [ -z "$had_kea" ] && [ -d /run/systemd/system ]; then
+	systemctl disable --now kea-dhcp6-server.service || true
+fi
 qemu-system-x86_64 --version | head -1
 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
 	-r "$TOP/tests/requirements.txt"
