@@ -19,7 +19,7 @@ from keel.model import (
     WireGuard,
 )
 from keel.parse.tcqdisc import Qdisc, parse_qdiscs
-from keel.render import cake, dnsmasq, nft, wireguard
+from keel.render import cake, dnsmasq, ipv6, nft, wireguard
 from keel.system.commands import Runner
 from keel.system.cpu_sysfs import CpuTuning
 
@@ -194,6 +194,10 @@ class SteadyProbe(engine.Probe):
 
     def forwarding(self):
         return True
+
+    def sysctls(self, keys):
+        held = {k: v for wan in ipv6.wan_sysctls(EDGE).values() for k, v in wan.items()}
+        return {k: held[k] for k in keys if k in held}
 
     def cpu_tuning(self):
         return CpuTuning({}, "none", (), None)

@@ -30,7 +30,7 @@ def test_ipv6_only_no_rs_no_hooks_keels_duid_and_the_delegation():
     text = dhcpcd.render_dhcpcd(model("auto", 56, LAN), DUID)
     assert text is not None
     lines = [line.strip() for line in text.splitlines() if not line.startswith("#")]
-    for want in ("ipv6only", "noipv6rs", "script /dev/null", f"duid {DUID}",
+    for want in ("ipv6only", "noipv6rs", "script /dev/null", "vendorclassid", f"duid {DUID}",
                  "interface eth0", "ia_pd 1/::/56 eth1/0/64"):
         assert want in lines, want
     assert not any(line.startswith(("ipv4", "ia_na", "option", "hostname")) for line in lines)

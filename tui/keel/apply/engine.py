@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from keel.access import ssh_keys
+from keel.apply import ipv6 as ipv6_plan
 from keel.apply.execute import Outcome, execute
 from keel.apply.probe import RUN_DIR, Probe
 from keel.apply.steps import Step, stop_daemon
@@ -24,7 +25,7 @@ from keel.model import RouterModel, Tuning, Wan
 from keel.model.router import Shaping
 from keel.parse import nftlist
 from keel.parse.tcqdisc import Qdisc
-from keel.render import cake, dnsmasq, nft, wan_route, wireguard
+from keel.render import cake, dnsmasq, ipv6, nft, wan_route, wireguard
 from keel.system.commands import Runner
 from keel.tuning import cpu as cpu_tuning
 
@@ -43,7 +44,7 @@ def _stamp(run_dir: Path, name: str, value: str) -> tuple[tuple[str, str], ...]:
 def plan_interfaces(model: RouterModel, probe: Probe) -> list[Step]:
     steps = []
     links = probe.links()
-    wanted: list[tuple[str, list[str]]] = [(lan.interface, [lan.address]) for lan in model.lans]
+    wanted: list[tuple[str, list[str]]] = list(ipv6.lan_addresses(model).items())
     wanted += [(w.interface, [w.address] if (not w.dhcp and w.address) else []) for w in model.wans]
     for ifname, addrs in wanted:
         if ifname not in links:
@@ -58,7 +59,8 @@ def plan_interfaces(model: RouterModel, probe: Probe) -> list[Step]:
             if str(ipaddress.ip_interface(addr)) not in have:
                 cmds.append(("ip", "addr", "replace", addr, "dev", ifname))
         if addrs:  # statically addressed: addresses keel did not ask for go
-            for addr in sorted(have - want):
+            # (not those with a lifetime: SLAAC's, or a /64 dhcpcd put there)
+            for addr in sorted(have - want - probe.dynamic_addresses(ifname)):
                 cmds.append(("ip", "addr", "del", addr, "dev", ifname))
         if cmds:
             what = ", ".join(addrs) or "no static address"
@@ -114,6 +116,8 @@ def plan_tunnel(model: RouterModel, probe: Probe, private_key: Callable[[], str]
                      stamps=_stamp(probe.run_dir, f"{name}.sha", ""))
                 for name in stale]
     steps = []
+    lan6 = ipv6.lan_tunnel_prefixes(model)
+    peers6 = ipv6.routed_peer_prefixes(t, model.ipv6.routed_prefix)
     if t.interface not in links:
         steps.append(Step("wireguard", f"create {t.interface}",
                           (("ip", "link", "add", t.interface, "type", "wireguard"),)))
@@ -121,13 +125,13 @@ def plan_tunnel(model: RouterModel, probe: Probe, private_key: Callable[[], str]
     conf_path = probe.run_dir / f"{t.interface}.conf"
     # the stamp holds a digest of the rendered file with a digest of the key in
     # place of the key: a new key or any other change makes it differ
-    digest = _sha(wireguard.render_syncconf(t, _sha(private_key()), model.forwards))
+    digest = _sha(wireguard.render_syncconf(t, _sha(private_key()), model.forwards, lan6))
     if probe.stamp(f"{t.interface}.sha") != digest or t.interface not in links:
         def write_conf() -> None:
             conf_path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(conf_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as f:
-                f.write(wireguard.render_syncconf(t, private_key(), model.forwards))
+                f.write(wireguard.render_syncconf(t, private_key(), model.forwards, lan6))
         steps.append(Step("wireguard", f"{t.interface}: port {t.listen_port}, "
                                        f"{len(t.peer)} peer(s)",
                           # the file holds the private key: gone once WireGuard has it
@@ -150,10 +154,9 @@ def plan_tunnel(model: RouterModel, probe: Probe, private_key: Callable[[], str]
         cmds.append(("ip", "link", "set", t.interface, "up"))
     if cmds:
         steps.append(Step("wireguard", f"{t.interface} addresses, MTU {t.mtu}, up", tuple(cmds)))
-    routes = wireguard.route_commands(t, model.forwards)
+    routes = wireguard.route_commands(t, model.forwards, lan6, peers6)
     # routes keel put through the tunnel that the config no longer lists
-    want = ({str(ipaddress.ip_network(p)) for p in t.prefixes} if t.route == "prefixes"
-            else set())
+    want = set(wireguard.main_table_prefixes(t, peers6))
     stale = sorted(probe.routes(t.interface) - want) if link else []
     gone = [("ip", *(["-6"] if ":" in p else []), "route", "del", p, "dev", t.interface)
             for p in stale]
@@ -505,9 +508,13 @@ def plan_access(model: RouterModel, probe: Probe) -> list[Step]:
 def plan(model: RouterModel, probe: Probe, private_key: Callable[[], str]) -> list[Step]:
     return [
         *plan_hostname(model, probe),
+        *ipv6_plan.plan_sysctls(model, probe),
         *plan_interfaces(model, probe),
         *plan_dhcp_client(model, probe),
+        *ipv6_plan.plan_dhcpcd(model, probe),
         *plan_tunnel(model, probe, private_key),
+        *ipv6_plan.plan_lan6_rules(model, probe),
+        *ipv6_plan.plan_ndp_proxy(model, probe),
         *plan_shaping(model, probe),
         *plan_firewall(model, probe),
         *plan_adaptive(model, probe),

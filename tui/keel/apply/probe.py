@@ -5,11 +5,12 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import shutil
 from pathlib import Path
 
 from keel.parse import nftlist
 from keel.parse.tcqdisc import Qdisc
-from keel.render import nft
+from keel.render import dhcpcd, nft
 from keel.system import links, pm_qos
 from keel.system.commands import Runner
 from keel.system.cpu_sysfs import CpuTuning, read_tuning
@@ -27,6 +28,10 @@ class Probe:
 
     access_dir = Path("/data/keel/access")
     authorized_keys = Path("/data/keel/ssh/authorized_keys")
+    dhcpcd_dir = dhcpcd.STATE_DIR  # keel's DUID for DHCPv6
+    # where daemons are looked for besides PATH (Buildroot: /sbin/dhcpcd,
+    # Debian: /usr/sbin/dhcpcd)
+    program_dirs = ("/usr/sbin", "/sbin", "/usr/bin", "/bin")
 
     def __init__(self, runner: Runner, run_dir: Path = RUN_DIR) -> None:
         self.runner = runner
@@ -51,6 +56,15 @@ class Probe:
         data = self.json(["ip", "-j", "addr", "show", "dev", ifname])
         return {f"{a['local']}/{a['prefixlen']}" for entry in data
                 for a in entry.get("addr_info", []) if a.get("scope") != "link"}
+
+    def dynamic_addresses(self, ifname: str) -> set[str]:
+        """The addresses of `ifname` with a finite lifetime: put there by
+        SLAAC (the kernel) or by dhcpcd (a /64 of the WAN's delegation),
+        never by keel, whose addresses are static (forever)."""
+        data = self.json(["ip", "-j", "addr", "show", "dev", ifname])
+        return {f"{a['local']}/{a['prefixlen']}" for entry in data
+                for a in entry.get("addr_info", []) if a.get("scope") != "link"
+                and a.get("valid_life_time", 0xFFFFFFFF) != 0xFFFFFFFF}
 
     def qdiscs(self, ifname: str) -> list[Qdisc]:
         try:
@@ -85,6 +99,61 @@ class Probe:
 
     def rules(self) -> str:
         return self.runner.run(["ip", "rule", "show"], check=False).stdout
+
+    def rules6(self) -> list[tuple[str, str, str, str]]:
+        """The IPv6 rules as (priority, source prefix or "all", table,
+        suppress_prefixlength or "")."""
+        out = []
+        for r in self.json(["ip", "-6", "-j", "rule", "show"]):
+            src = r.get("src", "all")
+            if src != "all" and "srclen" in r:
+                src = str(ipaddress.ip_network(f"{src}/{r['srclen']}", strict=False))
+            suppress = r.get("suppress_prefixlen", "")
+            out.append((str(r.get("priority", "")), src, str(r.get("table", "")),
+                        str(suppress)))
+        return out
+
+    def table_routes6(self, table: int) -> list[str]:
+        """The destinations of the IPv6 routes in a routing table."""
+        return [str(r.get("dst", "")) for r in
+                self.json(["ip", "-6", "-j", "route", "show", "table", str(table)])]
+
+    def ndp_proxies(self, ifname: str) -> set[str]:
+        """The addresses the kernel answers neighbour solicitations for on
+        `ifname` (`ip -6 neigh add proxy`)."""
+        return {str(ipaddress.ip_address(e["dst"])) for e in
+                self.json(["ip", "-6", "-j", "neigh", "show", "proxy", "dev", ifname])
+                if "dst" in e}
+
+    def sysctls(self, keys: list[str]) -> dict[str, str]:
+        """The values of these sysctl keys (a key that does not exist, as
+        for a device that is gone, is missing from the answer)."""
+        if not keys:
+            return {}
+        proc = self.runner.run(["sysctl", *keys], check=False)
+        found = {}
+        for line in proc.stdout.splitlines():
+            key, sep, value = line.partition(" = ")
+            if sep and key in keys:
+                found[key] = value.strip()
+        return found
+
+    def dhcpcd_duid(self) -> str | None:
+        """keel's DUID (keel.render.dhcpcd), or None: none kept yet, or
+        what is kept there is not a DUID (a new one is made then)."""
+        try:
+            text = (self.dhcpcd_dir / dhcpcd.DUID_FILE).read_text()
+        except (OSError, UnicodeDecodeError):
+            return None
+        try:
+            return dhcpcd.parse_duid(text[:1000])
+        except dhcpcd.DuidError:
+            return None
+
+    def program(self, name: str) -> str | None:
+        """A program's absolute path (start-stop-daemon wants one), or None."""
+        path = os.pathsep.join([os.environ.get("PATH", ""), *self.program_dirs])
+        return shutil.which(name, path=path)
 
     def nft_table_present(self) -> bool:
         argv = ["nft", "list", "table", "inet", "keel"]

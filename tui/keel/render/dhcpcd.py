@@ -17,7 +17,9 @@ The division of work on a WAN with ipv6 = "auto":
   of it); a second LAN needs a delegation shorter than /64;
 - IPv4 stays udhcpc's (`ipv6only`); no hook script runs (`script
   /dev/null`): nothing rewrites resolv.conf (dhcpcd's 20-resolv.conf hook
-  would write /etc/resolv.conf, a link to the router's /run/resolv.conf).
+  would write /etc/resolv.conf, a link to the router's /run/resolv.conf);
+  no vendor class (`vendorclassid` empty: dhcpcd's default names its
+  version and the kernel's);
   dhcpcd hands the provider's DNS servers only to a hook script or its
   control socket, so keel's dnsmasq does not get them: it forwards to the
   servers udhcpc put in /run/resolv.conf.wan (IPv4), which resolve every
@@ -112,6 +114,8 @@ def render_dhcpcd(model: RouterModel, duid: str) -> str | None:
         "noipv6rs",
         "# no hooks: nothing rewrites resolv.conf",
         "script /dev/null",
+        "# no vendor class: the provider learns neither dhcpcd's version nor the kernel's",
+        "vendorclassid",
         "# keel's DUID, kept on /data: the provider keys the delegation on it",
         f"duid {duid}",
     ]

@@ -1,12 +1,26 @@
-"""dnsmasq for the LANs: DHCP and a caching DNS forwarder."""
+"""dnsmasq for the LANs: DHCP, a caching DNS forwarder, and router
+advertisements on the LANs with IPv6 (keel.render.dhcpcd.lan_has_ipv6).
+
+IPv6 on a LAN is SLAAC from dnsmasq's router advertisements, with the
+router's own address as DNS server (RDNSS; also by stateless DHCPv6 for
+the clients that ask: ra-stateless). One constructor range per LAN
+announces every global /64 on that interface, whatever put it there: the
+static address6 (keel) and a /64 of the WAN's delegation (dhcpcd). dnsmasq
+watches the interface's addresses, so a delegated prefix that changes is
+announced as it changes, and the old one with the lifetimes it has left.
+A static /64's prefix is announced with a valid lifetime of RA_LIFETIME
+(a delegated one with what its address has left), so clients drop a
+prefix gone from the config within that time."""
 
 from __future__ import annotations
 
 import ipaddress
 
 from keel.model import RouterModel
+from keel.render.dhcpcd import lan_has_ipv6
 
 LEASES = "/run/keel/dnsmasq.leases"
+RA_LIFETIME = "1h"
 
 
 def render_dnsmasq(model: RouterModel) -> str | None:
@@ -33,4 +47,11 @@ def render_dnsmasq(model: RouterModel) -> str | None:
                          f"{iface.network.netmask},{lan.dhcp_lease}")
             lines.append(f"dhcp-option=tag:{lan.interface},option:router,{iface.ip}")
             lines.append(f"dhcp-option=tag:{lan.interface},option:dns-server,{iface.ip}")
+        if lan_has_ipv6(model, lan):
+            lines.append(f"dhcp-range=set:{lan.interface},::,constructor:{lan.interface},"
+                         f"ra-stateless,64,{RA_LIFETIME}")
+            # [::]: the router's own address on that LAN
+            lines.append(f"dhcp-option=tag:{lan.interface},option6:dns-server,[::]")
+    if any(lan_has_ipv6(model, lan) for lan in model.lans):
+        lines += ["enable-ra", "quiet-ra"]
     return "\n".join(lines) + "\n"

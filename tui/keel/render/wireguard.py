@@ -16,6 +16,15 @@ FWMARK = 51820  # also the routing table of "route all through the tunnel"
 FORWARD_MARK = 51822
 FORWARD_RULE_PRIORITY = "31990"
 ANY_V4 = "0.0.0.0/0"
+ANY_V6 = "::/0"
+# an edge's LAN /64 from the hub's routed prefix (lan.address6): what comes
+# from it goes into the tunnel whatever the WAN has. Two IPv6 rules per /64,
+# wg-quick's pattern: the main table without its default route first (the
+# LANs, the tunnel's own subnet, the hub's routes stay as they are), then
+# this table, whose one route is the default through the tunnel.
+LAN6_TABLE = 51823
+LAN6_MAIN_PRIORITY = "31980"  # from <64> lookup main suppress_prefixlength 0
+LAN6_RULE_PRIORITY = "31981"  # from <64> lookup LAN6_TABLE
 
 
 def _inner(forwards: Sequence[Forward]) -> bool:
@@ -40,25 +49,32 @@ def hub_address(tunnel: WireGuard) -> str | None:
         return None
 
 
-def allowed_ips(tunnel: WireGuard, peer: Peer,
-                forwards: Sequence[Forward] = ()) -> tuple[str, ...]:
+def allowed_ips(tunnel: WireGuard, peer: Peer, forwards: Sequence[Forward] = (),
+                lan6: Sequence[str] = ()) -> tuple[str, ...]:
     """A peer's AllowedIPs. With inner forwards, the hub's takes any IPv4
     source too: the forwarded connections come with the client's address
-    (routes stay keel's own: wireguard.route decides what goes in)."""
-    if _inner(forwards) and peer is hub_peer(tunnel) and ANY_V4 not in peer.allowed_ips:
-        return (*peer.allowed_ips, ANY_V4)
-    return peer.allowed_ips
+    (routes stay keel's own: wireguard.route decides what goes in). With a
+    LAN /64 routed through the tunnel (`lan6`, keel.render.ipv6.
+    lan_tunnel_prefixes), the hub's takes any IPv6 address (::/0): that
+    LAN's traffic to the internet goes to it and the replies come from it."""
+    out = peer.allowed_ips
+    if peer is hub_peer(tunnel):
+        if _inner(forwards) and ANY_V4 not in out:
+            out = (*out, ANY_V4)
+        if lan6 and ANY_V6 not in out:
+            out = (*out, ANY_V6)
+    return out
 
 
 def render_syncconf(tunnel: WireGuard, private_key: str,
-                    forwards: Sequence[Forward] = ()) -> str:
+                    forwards: Sequence[Forward] = (), lan6: Sequence[str] = ()) -> str:
     lines = ["[Interface]", f"PrivateKey = {private_key}", f"ListenPort = {tunnel.listen_port}"]
     if tunnel.route == "all":
         lines.append(f"FwMark = {FWMARK}")
     for peer in tunnel.peer:
         lines += ["", "[Peer]"] + ([f"# {peer.name}"] if peer.name else []) + [
             f"PublicKey = {peer.public_key}",
-            f"AllowedIPs = {', '.join(allowed_ips(tunnel, peer, forwards))}"]
+            f"AllowedIPs = {', '.join(allowed_ips(tunnel, peer, forwards, lan6))}"]
         if peer.endpoint:
             lines.append(f"Endpoint = {peer.endpoint}")
         if peer.keepalive:
@@ -66,15 +82,32 @@ def render_syncconf(tunnel: WireGuard, private_key: str,
     return "\n".join(lines) + "\n"
 
 
-def route_commands(tunnel: WireGuard, forwards: Sequence[Forward] = ()) -> list[list[str]]:
+def route_commands(tunnel: WireGuard, forwards: Sequence[Forward] = (),
+                   lan6: Sequence[str] = (), peers6: Sequence[str] = ()) -> list[list[str]]:
     """Routes through the tunnel: all traffic (wg-quick's fwmark scheme, so the
     tunnel's own packets still leave by the WAN; see `policy_rules`) or the
-    listed prefixes; and the inner forwards' replies (their table's default).
-    `ip route replace` is idempotent."""
+    listed prefixes; and the inner forwards' replies (their table's default);
+    an edge's LAN /64s (`lan6`: LAN6_TABLE's default, see `lan6_rules`); a
+    hub's peers' prefixes of its routed IPv6 prefix (`peers6`, keel.render.
+    ipv6.routed_peer_prefixes). `ip route replace` is idempotent."""
     dev = tunnel.interface
     back = ([["ip", "route", "replace", "default", "dev", dev, "table", str(FORWARD_MARK)]]
             if _inner(forwards) else [])
-    return back + _routes(tunnel)
+    if lan6:
+        back.append(["ip", "-6", "route", "replace", "default", "dev", dev,
+                     "table", str(LAN6_TABLE)])
+    own = set(main_table_prefixes(tunnel))
+    hub = [["ip", "-6", "route", "replace", p, "dev", dev] for p in peers6 if p not in own]
+    return back + _routes(tunnel) + hub
+
+
+def main_table_prefixes(tunnel: WireGuard, peers6: Sequence[str] = ()) -> list[str]:
+    """The prefixes keel routes through the tunnel in the main table: the
+    listed ones (route = "prefixes") and a hub's peers' IPv6 prefixes; any
+    other route there through the tunnel is stale."""
+    listed = ([str(ipaddress.ip_network(p)) for p in tunnel.prefixes]
+              if tunnel.route == "prefixes" else [])
+    return listed + [str(ipaddress.ip_network(p)) for p in peers6 if p not in listed]
 
 
 def _routes(tunnel: WireGuard) -> list[list[str]]:
@@ -105,3 +138,14 @@ def policy_rules(tunnel: WireGuard, forwards: Sequence[Forward] = ()
     table = str(FWMARK)
     return [*rules, ("31999", "lookup", "main", "suppress_prefixlength", "0"),
             ("32000", "not", "from", "all", "fwmark", hex(FWMARK), "lookup", table)]
+
+
+def lan6_rules(lan6: Sequence[str]) -> list[tuple[str, ...]]:
+    """The IPv6 rules (`ip -6 rule`, priority first) that send what comes
+    from an edge's LAN /64s into the tunnel (LAN6_TABLE)."""
+    rules: list[tuple[str, ...]] = []
+    for prefix in lan6:
+        rules.append((LAN6_MAIN_PRIORITY, "from", prefix, "lookup", "main",
+                      "suppress_prefixlength", "0"))
+        rules.append((LAN6_RULE_PRIORITY, "from", prefix, "lookup", str(LAN6_TABLE)))
+    return rules
