@@ -20,11 +20,11 @@ define KEEL_LINUX_CHECK_CONFIG
 endef
 LINUX_POST_BUILD_HOOKS += KEEL_LINUX_CHECK_CONFIG
 
-# keel apply runs nftables, dnsmasq (and the overlay any other daemon) itself;
+# keel apply runs nftables, dnsmasq, dhcpcd (and the overlay any other daemon) itself;
 # the packages' own init scripts would start them a second time with their
 # default configs. The dev image has none of these either. The overlay is
 # copied after this hook, so a script it ships under one of these names stays.
-KEEL_PACKAGE_INIT_SCRIPTS = S35nftables S49chronyd S50dropbear S80dnsmasq
+KEEL_PACKAGE_INIT_SCRIPTS = S35nftables S41dhcpcd S49chronyd S50dropbear S80dnsmasq
 define KEEL_REMOVE_PACKAGE_INIT_SCRIPTS
 	rm -f $(addprefix $(TARGET_DIR)/etc/init.d/,$(KEEL_PACKAGE_INIT_SCRIPTS))
 endef
