@@ -200,6 +200,16 @@ def test_the_hub_forwards_the_edges_ipv6_out_and_nothing_new_back_but_forwards_a
         'oifname { "eth0" } meta nfproto ipv4 masquerade')
 
 
+
+def test_a_hub_with_a_routed_prefix_sends_only_its_ipv6_out_without_forward_tunnel_to_wan():
+    hub = replace(HUB6, firewall=Firewall(forward_tunnel_to_wan=False))
+    chain = _chain(nft.render_ruleset(hub), "forward")
+    out = [line for line in chain if line.startswith('iifname "wg0" oifname { "eth0" }')]
+    assert out == ['iifname "wg0" oifname { "eth0" } ip6 saddr 2001:db8:100::/56 accept']
+    no_prefix = replace(hub, ipv6=Ipv6())
+    assert not [line for line in _chain(nft.render_ruleset(no_prefix), "forward")
+                if line.startswith('iifname "wg0" oifname { "eth0" }')]
+
 # --- invariants over many models (hypothesis) ----------------------------------------
 ADDRESSES = {4: "192.168.77.50", 6: "2001:db8:100:1::50"}
 

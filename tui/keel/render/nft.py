@@ -344,6 +344,12 @@ def render_ruleset(model: RouterModel,
         lines.append(f'\t\tiifname {_set(lans)} oifname "{tun}" accept')
     if tun and wans and fw.forward_tunnel_to_wan:
         lines.append(f'\t\tiifname "{tun}" oifname {_set(wans)} accept')
+    elif tun and wans and model.ipv6.routed_prefix:
+        # the routed prefix is there for the edges' IPv6 to reach the internet
+        # through the hub: its /64s go out without forward_tunnel_to_wan (which
+        # is about the edges' IPv4, NATed)
+        lines.append(f'\t\tiifname "{tun}" oifname {_set(wans)} '
+                     f"ip6 saddr {model.ipv6.routed_prefix} accept")
     if tun and fw.forward_between_peers:
         lines.append(f'\t\tiifname "{tun}" oifname "{tun}" accept')
     lines += _forward_accepts(model, tun)
