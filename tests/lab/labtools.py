@@ -83,8 +83,10 @@ def _build(out: Path, suite: str, mirror: str, began: float) -> None:
     debs = CACHE / "debs"  # shared with build.sh: .debs downloaded once
     debs.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="labtools-", dir=CACHE) as work:
+        os.chmod(work, 0o755)  # apt downloads as _apt into the root below
         root = Path(work) / "root"
-        _step(began, f"mmdebstrap {suite} minbase + {' '.join(PACKAGES)} (a minute or two)")
+        _step(began, f"mmdebstrap {suite} minbase + {' '.join(PACKAGES)} "
+              "(half a minute or more: it downloads)")
         # (customize hooks run on this host, the root in "$1")
         marker = ('chroot "$1" dpkg-query -W -f \'${Package} ${Version}\\n\' '
                   f'{" ".join(PACKAGES)} > "$1"{MARKER}')
