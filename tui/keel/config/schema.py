@@ -131,12 +131,9 @@ class Wan:
                                     "(mode = static)", syntax("interface_address"))
     gateway: str | None = key(None, "static default gateway (mode = static)",
                               syntax("address"))
-    ipv6: str = key("auto", "IPv6 on the WAN: auto (an address by SLAAC and a prefix for the "
-                            "LAN by DHCPv6 prefix delegation, as a home router does) or off "
-                            "(no IPv6 on the WAN; a LAN's address6 still comes through the "
-                            "tunnel)", one_of("auto", "off"))
-    ipv6_pd_length: int = key(56, "the delegated prefix's length asked for (ipv6 = auto); "
-                                  "the provider decides what it gives",
+    ipv6: str = key("auto", "IPv6 on the WAN: auto (SLAAC, and a prefix by DHCPv6-PD) or "
+                            "off (none)", one_of("auto", "off"))
+    ipv6_pd_length: int = key(56, "the delegated prefix length asked for (ipv6 = auto)",
                               between(48, 64, "bits"))
     shaping: Shaping = section(Shaping, "CAKE on this WAN, both directions")
 
