@@ -192,8 +192,19 @@ def test_a_routed_prefix_gives_an_edge_a_64(held, length):
     text = HUB6.replace('"2001:db8:100:1::/64"', f'"{held}"')
     assert only(text) == (
         f"wireguard.peer[0].allowed_ips[2]: /{length} inside ipv6.routed_prefix "
-        "2001:db8:100::/56: an edge's LAN is one /64 of it (tunnel addresses come from outside "
-        "it, like a ULA fd00::/64)")
+        "2001:db8:100::/56: an edge's LAN is one /64 of it; tunnel addresses come from outside "
+        "it, like a ULA fd00::/64")
+
+
+def test_with_ndp_proxy_an_edge_may_hold_single_addresses():
+    proxy = HUB6.replace('routed_prefix = "2001:db8:100::/56"',
+                         'routed_prefix = "2001:db8:100::/56"\nndp_proxy = true')
+    text = proxy.replace('"2001:db8:100:1::/64"', '"2001:db8:100::10/128", "2001:db8:100:1::/64"')
+    assert load_text(text).wireguard.peer[0].allowed_ips[2] == "2001:db8:100::10/128"
+    assert only(proxy.replace('"2001:db8:100:1::/64"', '"2001:db8:100::/120"')) == (
+        "wireguard.peer[0].allowed_ips[2]: /120 inside ipv6.routed_prefix 2001:db8:100::/56: an "
+        "edge's LAN is one /64 of it or, with ndp_proxy, one address (/128); tunnel addresses "
+        "come from outside it, like a ULA fd00::/64")
 
 
 def test_outside_the_routed_prefix_any_length_goes():

@@ -14,10 +14,11 @@ Two ways a LAN gets IPv6 (keel.config.schema):
 
 The hub's side, `[ipv6]`: its routed prefix is handed to the edges a /64
 each (pairing gives one), so an IPv6 prefix of a peer's allowed_ips inside
-it is a /64; two peers never hold the same one (the overlap rule of
-wireguard_relations says so). It needs the tunnel and IPv6 on the WAN, and
-it is not the WAN's own on-link subnet (with ndp_proxy, give wan.address as
-a /128)."""
+it is a /64 (with ndp_proxy a single address, a /128, too: the hub answers
+for each /128 on the WAN's link, keel.render.ipv6); two peers never hold
+the same one (the overlap rule of wireguard_relations says so). It needs
+the tunnel and IPv6 on the WAN, and it is not the WAN's own on-link subnet
+(with ndp_proxy, give wan.address as a /128)."""
 
 from __future__ import annotations
 
@@ -133,12 +134,14 @@ def routed(cfg: Config) -> Iterator[Problem]:
                           "ndp_proxy: give wan.address as a /128)")
     if not cfg.wireguard.enabled:
         return
+    lengths = (LAN6_LENGTH, 128) if v6.ndp_proxy else (LAN6_LENGTH,)
     for i, peer in enumerate(cfg.wireguard.peer):
         for j, text in enumerate(peer.allowed_ips):
             held = network(text)
             if (held.version == 6 and held.subnet_of(prefix)  # type: ignore[arg-type]
-                    and held.prefixlen != LAN6_LENGTH):
+                    and held.prefixlen not in lengths):
+                also = " or, with ndp_proxy, one address (/128); " if v6.ndp_proxy else "; "
                 yield Problem(f"wireguard.peer[{i}].allowed_ips[{j}]",
                               f"/{held.prefixlen} inside ipv6.routed_prefix {prefix}: an "
-                              "edge's LAN is one /64 of it (tunnel addresses come from "
-                              "outside it, like a ULA fd00::/64)")
+                              f"edge's LAN is one /64 of it{also}tunnel addresses come from "
+                              "outside it, like a ULA fd00::/64")
