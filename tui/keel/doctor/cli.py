@@ -17,7 +17,10 @@ SYMBOL = {checks.OK: "ok  ", checks.INFO: "info", checks.WARN: "WARN", checks.FA
 
 def run_doctor(as_json: bool, seconds: float) -> int:
     from keel.apply import boot, engine
+    from keel.apply import ipv6 as ipv6_plan
+    from keel.doctor import ipv6 as ipv6_checks
     from keel.model import InvalidConfig, config_in_force, read_model
+    from keel.system import ipv6 as ipv6_state
 
     runner = Runner()
     found: list[checks.Check] = []
@@ -40,6 +43,10 @@ def run_doctor(as_json: bool, seconds: float) -> int:
         found += checks.check_tunnel(model, collect.wireguard(runner), time.time())
         found += checks.check_mtu(model, collect.mtus(runner))
         found += checks.check_firewall(collect.ruleset(model, runner, engine.RUN_DIR))
+        found += ipv6_checks.check_ipv6(model, ipv6_state.read_addresses6(runner),
+                                        ipv6_state.read_default6(runner),
+                                        ipv6_state.daemon_running(
+                                            engine.RUN_DIR / ipv6_plan.DHCPCD_PID))
     status = checks.exit_status(found)
     if as_json:
         print(json.dumps({"status": "fail" if status else "ok",
