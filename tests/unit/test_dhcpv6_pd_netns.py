@@ -38,16 +38,18 @@ import pytest
 
 from keel.model import Lan, RouterModel, Wan
 from keel.render.dhcpcd import dhcpcd_argv, duid_uuid, render_dhcpcd
+from keel.render.ipv6 import wan_sysctls
 from tests.lab import dhcpv6, labtools
 
 TOOLS = ("ip", "unshare", "nsenter", "setsid", "mount", "ping", "kea-dhcp6", "radvd", "dhcpcd")
 WAN, LAN, ISP = "wan0", "lan0", "isp0"
 MODEL = RouterModel(wans=(Wan(WAN, ipv6="auto", ipv6_pd_length=dhcpv6.DELEGATED_LENGTH),),
                     lans=(Lan(LAN, "192.168.77.1/24", ipv6_from_wan=True),))
-# keel's WAN sysctls for ipv6 = "auto" (keel.render.ipv6.wan_sysctls): the
-# kernel takes the RAs (SLAAC, default route) although forwarding is on
-CLIENT_SYSCTLS = ("net.ipv6.conf.all.forwarding=1", f"net.ipv6.conf.{WAN}.accept_ra=2",
-                  f"net.ipv6.conf.{WAN}.autoconf=1")
+# as keel apply leaves a router: forwarding on (keel.apply.engine's
+# plan_forwarding, once its ruleset is in), and the WAN's sysctls for
+# ipv6 = "auto": the kernel takes the RAs (SLAAC, default route)
+CLIENT_SYSCTLS = ("net.ipv6.conf.all.forwarding=1",
+                  *(f"{key}={value}" for key, value in wan_sysctls(MODEL)[WAN].items()))
 
 
 def run(*argv: str, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
