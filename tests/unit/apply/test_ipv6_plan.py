@@ -179,6 +179,7 @@ def test_the_first_dhcpcd_makes_a_duid_and_keeps_it(tmp_path):
     probe = Probe6(tmp_path, duid=None)
     (step,) = plan6.plan_dhcpcd(EDGE6, probe)
     assert step.action is not None
+    assert step.why.endswith(f"; a new DUID, kept in {probe.dhcpcd_dir / 'duid'})")
     notes = step.action()
     kept = (probe.dhcpcd_dir / "duid").read_text().strip()
     assert notes == [f"a new DUID, kept in {probe.dhcpcd_dir / 'duid'}"]

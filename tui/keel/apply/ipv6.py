@@ -21,8 +21,11 @@ DHCPCD_STAMP = "dhcpcd.sha"
 
 
 def plan_sysctls(model: RouterModel, probe: Probe) -> list[Step]:
-    """accept_ra / autoconf / proxy_ndp on each WAN that is there (before
-    its link comes up: the kernel solicits a router then)."""
+    """accept_ra / autoconf / proxy_ndp on each WAN that is there. Planned
+    before the links come up (the kernel solicits a router then) and before
+    forwarding is turned on: turning net.ipv6.conf.all.forwarding on purges
+    the default routes learned from RAs, except on interfaces with
+    accept_ra 2."""
     links = probe.links()
     steps = []
     for wan, wanted in ipv6.wan_sysctls(model).items():
@@ -83,9 +86,11 @@ def plan_dhcpcd(model: RouterModel, probe: Probe) -> list[Step]:
     steps = [stop_daemon("dhcp-client", "stop the old dhcpcd", pidfile)] if running else []
     lans = [lan.interface for lan, _ in dhcpcd.delegated_lans(model)]
     gives = f", a /64 of it to {', '.join(lans)}" if lans else ""
+    new = "" if kept else f"; a new DUID, kept in {probe.dhcpcd_dir / dhcpcd.DUID_FILE}"
     steps.append(Step(
         "dhcp-client",
-        f"DHCPv6 prefix delegation on {', '.join(wans)}{gives} (dhcpcd, in the background)",
+        f"DHCPv6 prefix delegation on {', '.join(wans)}{gives} (dhcpcd, in the "
+        f"background{new})",
         (("start-stop-daemon", "-S", "-b", "-m", "-p", pidfile, "-x", program, "--",
           *argv[1:]),),
         ((str(path), conf, 0o644),),
