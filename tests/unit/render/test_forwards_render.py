@@ -79,6 +79,13 @@ def test_the_edge_takes_any_source_from_its_hub_and_routes_replies_back():
         wireguard.route_commands(EDGE.wireguard))
 
 
+def test_an_ipv6_forward_alone_needs_no_mark_rule_or_ipv4_default_from_the_hub():
+    web6 = Forward("web6", "tcp", 8443, 8443, "2001:db8:100:1::50", None, "inner", via="edge")
+    edge6 = replace(EDGE, forwards=(web6,))
+    assert "0.0.0.0/0" not in wireguard.render_syncconf(edge6.wireguard, "KEY", edge6.forwards)
+    assert wireguard.policy_rules(edge6.wireguard, edge6.forwards) == (
+        wireguard.policy_rules(EDGE.wireguard))
+
 def test_a_hub_with_no_forwards_renders_as_before():
     bare = replace(HUB, forwards=())
     rules = nft.render_ruleset(bare)

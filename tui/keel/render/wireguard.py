@@ -28,7 +28,10 @@ LAN6_RULE_PRIORITY = "31981"  # from <64> lookup LAN6_TABLE
 
 
 def _inner(forwards: Sequence[Forward]) -> bool:
-    return any(f.role == "inner" for f in forwards)
+    """An IPv4 forward whose target is behind this edge: its replies need the
+    mark, the rule and 0.0.0.0/0 from the hub (an IPv6 one is not translated
+    and its replies go back by the LAN /64's own rule)."""
+    return any(f.role == "inner" and f.family == 4 for f in forwards)
 
 
 def hub_peer(tunnel: WireGuard) -> Peer | None:
