@@ -1,24 +1,33 @@
 """Pairing in the lab: a hub and two edges set their tunnels up from one-time
-codes (`keel pair`), then reach each other's LAN side through the hub.
+codes (`keel pair`), then reach each other's LAN side through the hub; and
+IPv6 both ways (issue 23): native on edge-a's WAN, and from the hub's routed
+prefix through the tunnel to edge-b, which has none of its own.
 
-  edge-a (eth0 198.51.100.2) --up--  isp  --core-- hub (203.0.113.2)
-  edge-b (eth0 192.0.2.2)    --up2-/
+  lan [a] -- edge-a (eth0 198.51.100.2) --up--  isp  --core-- hub (203.0.113.2)
+  lan [b] -- edge-b (eth0 192.0.2.2)    --up2-/
 
-Each edge's LAN (eth1, a NIC with nothing behind it) is 192.168.77.1/24 on
-edge-a and 192.168.78.1/24 on edge-b. The edges type the code at keel's
-prompt, which does not echo it. Before any pairing, a wrong code and an
-attempt after the window must leave the hub exactly as it was."""
+Each edge's LAN is 192.168.77.1/24 on edge-a and 192.168.78.1/24 on edge-b;
+the `lan` guest is a host on both, one network namespace per LAN (a, b).
+The isp is the internet side for IPv6 too (tests/lab/dhcpv6.py, its servers
+from the lab tools disk, never in the image): on `up`, router advertisements
+(SLAAC, M flag) and a /56 by DHCPv6-PD from Kea; on `core`, advertisements
+for the hub's WAN (dnsmasq, ra-only) and the hub's routed prefix
+2001:db8:100::/56 routed to it; on `up2`, no IPv6 at all. The edges type the
+code at keel's prompt, which does not echo it. Before any pairing, a wrong
+code and an attempt after the window must leave the hub exactly as it was."""
 
 from __future__ import annotations
 
 import base64
+import ipaddress
+import json
 import os
 import re
 import time
 
 import pytest
 
-from tests.lab import figures
+from tests.lab import dhcpv6, figures, labtools
 from tests.lab import topology as topo
 from tests.lab.guest import Guest
 
@@ -26,6 +35,13 @@ HUB_WAN, EDGE_A_WAN, EDGE_B_WAN = topo.HUB_WAN, "198.51.100.2", "192.0.2.2"
 ISP_A, ISP_B = topo.ISP_UP, "192.0.2.1"
 LAN_A, LAN_B = "192.168.77.1", "192.168.78.1"
 PAIR_OUT = "/run/pair.out"
+# IPv6: the isp on core (the hub's WAN takes SLAAC there), the hub's routed
+# prefix (outside the isp's delegation pools), each edge's /64 of it in the
+# order they pair
+ISP_CORE6 = "2001:db8:0:2::1"
+ROUTED = "2001:db8:100::/56"
+HUB64_A, HUB64_B = "2001:db8:100:1::", "2001:db8:100:2::"
+ISP_UP6 = str(dhcpv6.ISP_UP6.ip)
 
 
 def hub_config() -> str:
@@ -41,6 +57,8 @@ enabled = true
 address = ["10.77.0.1/24"]
 [firewall]
 ping_on_wan = true
+[ipv6]
+routed_prefix = "{ROUTED}"
 """
 
 
@@ -65,21 +83,34 @@ dhcp_end = "{net}.199"
 def lab(make_module_lab):
     lab = make_module_lab()
     hub = lab.guest("hub", smp=1)
-    isp = lab.guest("isp", smp=1, memory=384)
+    isp = lab.guest("isp", smp=1, memory=384, drives=(labtools.disk(),))
     edge_a = lab.guest("edge-a", smp=1)
     edge_b = lab.guest("edge-b", smp=1)
+    lan = lab.guest("lan", smp=1, memory=256)
     lab.link("up", edge_a, isp)
     lab.link("core", isp, hub)
     lab.link("up2", edge_b, isp)
-    lab.link("lan-a", edge_a)
-    lab.link("lan-b", edge_b)
+    lab.link("lan-a", edge_a, lan)
+    lab.link("lan-b", edge_b, lan)
     lab.start()
     topo.unconfigure(isp)
+    topo.unconfigure(lan)
+    for ns in ("a", "b"):  # a host on each LAN, SLAAC on (a new namespace's default)
+        nic = lan.ifname(f"lan-{ns}")
+        lan.check(f"ip netns add {ns} && ip link set {nic} netns {ns} && "
+                  f"ip -n {ns} link set lo up && ip -n {ns} link set {nic} up")
     up, core, up2 = isp.ifname("up"), isp.ifname("core"), isp.ifname("up2")
     isp.check(f"ip addr add {ISP_A}/24 dev {up} && ip link set {up} up && "
               f"ip addr add {topo.ISP_CORE}/24 dev {core} && ip link set {core} up && "
               f"ip addr add {ISP_B}/24 dev {up2} && ip link set {up2} up && "
               "sysctl -qw net.ipv4.ip_forward=1")
+    # IPv6: the provider's side of edge-a's WAN, and of the hub's
+    lab.isp6 = dhcpv6.Isp6(interface=up)
+    dhcpv6.start(isp, lab.isp6)
+    isp.check(f"ip addr add {ISP_CORE6}/64 dev {core} && sysctl -qw "
+              "net.ipv6.conf.all.forwarding=1 && "
+              f"dnsmasq --port=0 --interface={core} --bind-interfaces --enable-ra "
+              f"--dhcp-range=::,constructor:{core},ra-only,64 --pid-file=/run/isp-ra.pid")
     for guest, text in ((hub, hub_config()),
                         (edge_a, edge_config("edge-a", EDGE_A_WAN, ISP_A, LAN_A)),
                         (edge_b, edge_config("edge-b", EDGE_B_WAN, ISP_B, LAN_B))):
@@ -87,7 +118,12 @@ def lab(make_module_lab):
         guest.check("keel apply", 60)
     edge_a.check(f"ping -n -c 1 -w 20 {HUB_WAN}", 40)
     edge_b.check(f"ping -n -c 1 -w 20 {HUB_WAN}", 40)
-    lab.hub, lab.edge_a, lab.edge_b = hub, edge_a, edge_b
+    # the hub's routed prefix, routed by the provider to the hub's WAN
+    # (its link-local address, as providers do), once the hub has one
+    hub_ll = hub.until("ip -6 -o addr show dev eth0 scope link | grep -o 'fe80::[0-9a-f:]*'",
+                       60)
+    isp.check(f"ip -6 route replace {ROUTED} via {hub_ll.strip()} dev {core}")
+    lab.hub, lab.edge_a, lab.edge_b, lab.isp, lab.lan = hub, edge_a, edge_b, isp, lan
     return lab
 
 
@@ -187,6 +223,96 @@ def test_two_edges_pair_one_after_the_other_and_reach_each_others_lan(lab):
     revisions = lab.hub.check("keel show revisions")
     assert "pair: edge-a" in revisions and "pair: edge-b" in revisions
 
+
+def global6(guest: Guest, dev: str, within: str, ns: str | None = None) -> list[str]:
+    """The global IPv6 addresses of `dev` inside the prefix `within` (in the
+    namespace `ns` of that guest), not deprecated or tentative."""
+    ip = f"ip -n {ns}" if ns else "ip"
+    text = guest.check(f"{ip} -j -6 addr show dev {dev} scope global")
+    net = ipaddress.ip_network(within)
+    return [a["local"] for i in json.loads(text or "[]") for a in i.get("addr_info", [])
+            if "local" in a and ipaddress.ip_address(a["local"]) in net
+            and not a.get("deprecated") and not a.get("tentative")]
+
+
+def wait_global6(guest: Guest, dev: str, within: str, ns: str | None = None,
+                 timeout: float = 90) -> str:
+    deadline = time.monotonic() + guest.accel.scale(timeout)
+    while not (found := global6(guest, dev, within, ns)):
+        assert time.monotonic() < deadline, (guest.name, dev, within, guest.check(
+            f"ip {'-n ' + ns if ns else ''} -6 addr show dev {dev}"))
+        time.sleep(2)
+    return found[0]
+
+
+def delegated(edge: Guest) -> ipaddress.IPv6Network:
+    """The /64 of the delegated prefix on edge-a's LAN (a pool's)."""
+    for pool in (dhcpv6.POOL_FIRST, dhcpv6.POOL_SECOND):
+        if found := global6(edge, "eth1", str(pool)):
+            return ipaddress.ip_interface(f"{found[0]}/64").network
+    raise AssertionError(edge.check("ip -6 addr show dev eth1"))
+
+
+def ping6(lab, ns: str, source: str, target: str) -> str:
+    return lab.lan.check(f"ip netns exec {ns} ping -6 -n -c 3 -i 0.3 -W 5 -I {source} "
+                         f"{target}", 60)
+
+
+def test_a_native_ipv6_wan_gives_the_lan_a_delegated_prefix_that_follows_a_renumbering(lab):
+    """edge-a's WAN takes SLAAC from the isp and a /56 by DHCPv6-PD (dhcpcd);
+    its LAN gets a /64 of it, announced (dnsmasq RA); the LAN host takes an
+    address there and reaches the internet side natively. The provider
+    renumbers: the LAN's prefix and the host's address follow."""
+    edge = lab.edge_a
+    wan = wait_global6(edge, "eth0", str(dhcpv6.ISP_UP6.network))
+    wait_global6(edge, "eth1", str(dhcpv6.POOL_FIRST))
+    first = delegated(edge)
+    host = wait_global6(lab.lan, lab.lan.ifname("lan-a"), str(first), ns="a")
+    assert "3 received" in ping6(lab, "a", host, ISP_UP6)
+    # the isp routes the delegation to the edge's WAN (its link-local)
+    routes = dhcpv6.delegated_routes(lab.isp)
+    assert any(first.subnet_of(p) for p in routes), routes
+    print(f"\nedge-a: WAN {wan}, LAN {first}, host {host}")
+
+    lab.isp6 = dhcpv6.renumber(lab.isp, lab.isp6, dhcpv6.POOL_SECOND)
+    wait_global6(edge, "eth1", str(dhcpv6.POOL_SECOND), timeout=120)
+    second = delegated(edge)
+    moved = wait_global6(lab.lan, lab.lan.ifname("lan-a"), str(second), ns="a", timeout=120)
+    assert "3 received" in ping6(lab, "a", moved, ISP_UP6)
+    assert not global6(edge, "eth1", str(dhcpv6.POOL_FIRST)), "the old prefix stayed"
+    print(f"renumbered: LAN {second}, host {moved}")
+
+
+def test_an_edge_without_ipv6_gets_a_64_of_the_hubs_prefix_by_pairing(lab):
+    """edge-b's WAN has no IPv6; pairing gave it a /64 of the hub's routed
+    prefix: its LAN host takes an address there and reaches the internet
+    side over IPv6, through the tunnel and the hub (no other way exists)."""
+    edge = lab.edge_b
+    assert f'address6 = "{HUB64_B}1/64"' in edge.check("cat /data/keel/keel.toml")
+    assert not global6(edge, "eth0", "::/0"), "edge-b's WAN has IPv6 after all"
+    host = wait_global6(lab.lan, lab.lan.ifname("lan-b"), f"{HUB64_B}/64", ns="b")
+    assert "3 received" in ping6(lab, "b", host, ISP_CORE6)
+    assert "3 received" in ping6(lab, "b", host, ISP_UP6)
+    # edge-a, paired first, has the first /64 beside its native one
+    assert global6(lab.edge_a, "eth1", f"{HUB64_A}/64")
+
+
+def test_the_internet_side_cannot_open_a_connection_to_a_lan_host(lab):
+    """No NAT hides an IPv6 LAN host: the firewall does. A TCP listener on
+    edge-b's LAN host answers its own router, not the isp."""
+    host = wait_global6(lab.lan, lab.lan.ifname("lan-b"), f"{HUB64_B}/64", ns="b")
+    lab.lan.check("(ip netns exec b python3 -m http.server --bind :: 8080 "
+                  ">/dev/null 2>&1 &)")
+    probe = ("python3 -c \"import socket,sys; s=socket.socket(socket.AF_INET6); "
+             f"s.settimeout(5); sys.exit(s.connect_ex(('{host}', 8080)))\"")
+    lab.edge_b.until(probe, 30)  # the listener is up: its own router reaches it
+    assert lab.isp.run(probe, 30).rc != 0
+    assert lab.hub.run(probe, 30).rc != 0  # nor the hub, from its WAN side
+    # the same host reaches out (the connection is the LAN's to open)
+    out = lab.lan.check(f"ip netns exec b python3 -c \"import socket; "
+                        f"s=socket.create_connection(('{ISP_CORE6}', 22), 5); print('open')\" "
+                        "2>&1; true", 30)
+    assert "open" in out or "refused" in out.lower(), out
 
 def test_unpairing_removes_the_peer_and_its_route(lab):
     lab.hub.check("keel peers remove edge-b", 60)

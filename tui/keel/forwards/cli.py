@@ -158,7 +158,8 @@ def add_forwards_command(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--port", required=True, metavar="P",
                    help='the public port on the hub\'s WAN, or a range like "8000-8010"')
     a.add_argument("--to", required=True, metavar="T",
-                   help="the target: A.B.C.D:PORT, or A.B.C.D for the same port(s)")
+                   help="the target: A.B.C.D:PORT, or A.B.C.D for the same port(s); "
+                        "IPv6: [ADDR]:PORT or ADDR (not translated: the same port)")
     a.add_argument("--protocol", default="tcp", metavar="tcp|udp|both",
                    help="default: tcp")
     a.add_argument("--via", metavar="EDGE",
