@@ -33,9 +33,9 @@ class PingProbe:
     """A named ping process; drain() takes what became final."""
 
     def __init__(self, name: str, target: str, interval: float = INTERVAL,
-                 argv: Sequence[str] | None = None) -> None:
+                 argv: Sequence[str] | None = None, mark: int | None = None) -> None:
         self.name, self.target = name, target
-        self.process = PingProcess(target, interval, argv=argv)
+        self.process = PingProcess(target, interval, argv=argv, mark=mark)
 
     @property
     def error(self) -> str | None:

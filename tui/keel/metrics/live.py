@@ -11,32 +11,36 @@ from keel.metrics.collectors import CakeCollector, CpuCollector, TuningCollector
 from keel.metrics.latency import FakeProbe, LatencyCollector, PingProbe, Probe
 from keel.metrics.verdict import VerdictCollector
 from keel.system.source import RealSource, Source, SourceError
-from keel.system.wireguard import read_wireguard
-from keel.wireguard.peers import NoPeer, choose_peer
+from keel.wireguard.peers import NoPeer, TunnelPeer
+from keel.wireguard.target import read_probe_peer
 
 
-def probe_targets(source: Source) -> tuple[str | None, str | None]:
-    """(address through the tunnel, the peer's public address) of the peer the
-    self-tests would load (keel.wireguard.peers, the one chooser)."""
+def probe_peer(source: Source) -> TunnelPeer | None:
+    """The peer the self-tests would load (keel.wireguard.peers, the one
+    chooser), or None: its tunnel address and where to reach it outside."""
     try:
-        peer = choose_peer(read_wireguard(source))
+        return read_probe_peer(source)
     except (SourceError, NoPeer):
-        return None, None
-    return peer.tunnel_ip, peer.public_ip
+        return None
+
+
+def latency_probes(peer: TunnelPeer | None) -> list[Probe]:
+    """A ping through the tunnel, and one outside it (with the tunnel's
+    fwmark: by the WAN) when the peer has an address there to probe."""
+    if peer is None:
+        return []
+    probes: list[Probe] = [PingProbe("tunnel", peer.tunnel_ip)]
+    if peer.public_ip:
+        probes.append(PingProbe("outside", peer.public_ip, mark=peer.fwmark))
+    return probes
 
 
 def real_collectors(source: Source | None = None) -> dict[str, Any]:
     source = source or RealSource()
-    inner, outer = probe_targets(source)
-    probes: list[Probe] = []
-    if inner:
-        probes.append(PingProbe("tunnel", inner))
-    if outer:
-        probes.append(PingProbe("outside", outer))
     collectors: dict[str, Any] = {
         "tunnel": TunnelCollector(source), "cpu": CpuCollector(source),
         "cake": CakeCollector(source), "tuning": TuningCollector(source),
-        "latency": LatencyCollector(probes)}
+        "latency": LatencyCollector(latency_probes(probe_peer(source)))}
     collectors["verdict"] = VerdictCollector(collectors, source)
     return collectors
 

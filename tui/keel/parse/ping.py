@@ -1,14 +1,20 @@
-"""iputils `ping -D -O -n` lines: one sample per reply or per missing reply."""
+"""iputils `ping -D -O -n` lines (`ping -4` and `ping -6` alike): one sample
+per reply or per missing reply."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-_REPLY = re.compile(r"^\[(?P<ts>\d+\.\d+)\] \d+ bytes from [^:]+: icmp_seq=(?P<seq>\d+)"
-                    r".*? time=(?P<rtt>[\d.]+) ms")
-_MISSING = re.compile(r"^\[(?P<ts>\d+\.\d+)\] (?:no answer yet for icmp_seq=(?P<seq>\d+)"
-                      r"|From \S+ icmp_seq=(?P<eseq>\d+) )")
+# The reply's source is an IPv4 or an IPv6 address (colons in it: the last
+# colon before the space ends it, "64 bytes from 2001:db8::2: icmp_seq=1").
+# Numbers are bounded, so any line parses to a sample or to None, no error.
+_TS = r"^\[(?P<ts>\d{1,12}\.\d{1,9})\] "
+_SEQ = r"icmp_seq=(?P<seq>\d{1,9})"
+_REPLY = re.compile(_TS + r"\d{1,6} bytes from \S+: " + _SEQ
+                    + r" .*?time=(?P<rtt>\d{1,9}(?:\.\d{1,6})?) ms")
+_MISSING = re.compile(_TS + r"(?:no answer yet for icmp_seq=(?P<seq>\d{1,9})"
+                      r"|From \S+ icmp_seq=(?P<eseq>\d{1,9}) )")
 
 
 @dataclass(frozen=True)

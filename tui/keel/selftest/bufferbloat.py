@@ -1,6 +1,7 @@
 """The bufferbloat self-test: latency at idle, then under download, upload and
 bidirectional load through the tunnel, probed at 5 Hz through the tunnel and
-to the peer's public address outside it.
+to the peer's public address outside it (keel.wireguard.peers: its endpoint,
+an IPv6 one when the WAN has IPv6).
 
 The increase of a phase is its median RTT minus the idle median (p95 too);
 the grade averages the download and upload increases (DSLReports' method).
@@ -75,8 +76,8 @@ def run_bufferbloat(peer: TunnelPeer, *, idle_s: int = 5, load_s: int = 10, stre
     phase_now = ["idle"]
     total = idle_s + 3 * (load_s + RAMP_S + 1)
 
-    def pinger(target: str, addr: str) -> PingProcess:
-        probe = PingProcess(addr, interval, spawn=procs.start,
+    def pinger(target: str, addr: str, mark: int | None = None) -> PingProcess:
+        probe = PingProcess(addr, interval, spawn=procs.start, mark=mark,
                             on_sample=lambda s: report(Sample(target, addr, phase_now[0], s)))
         probe.start()
         return probe
@@ -85,7 +86,7 @@ def run_bufferbloat(peer: TunnelPeer, *, idle_s: int = 5, load_s: int = 10, stre
     loads: dict[str, iperf3.Iperf3Result] = {}
     with Processes() as procs:
         inside = pinger("tunnel", peer.tunnel_ip)
-        outside = pinger("outside", peer.public_ip) if peer.public_ip else None
+        outside = pinger("outside", peer.public_ip, peer.fwmark) if peer.public_ip else None
         report(Progress("bufferbloat", "idle", 0.0, f"waiting for {peer.tunnel_ip}"))
         _wait_for_tunnel(inside, 15)
         start = time.time()

@@ -45,11 +45,11 @@ def _printer(events: bool) -> Report:
 
 def _peer(args):
     from keel.system.source import SourceError
-    from keel.system.wireguard import read_wireguard
-    from keel.wireguard.peers import NoPeer, choose_peer
+    from keel.wireguard.peers import NoPeer
+    from keel.wireguard.target import read_probe_peer
 
     try:
-        return choose_peer(read_wireguard(), args.peer)
+        return read_probe_peer(tunnel_ip=args.peer)
     except SourceError:
         raise SelfTestError("no WireGuard interface: the tunnel is not set up (keel doctor)"
                             ) from None
@@ -124,7 +124,8 @@ def add_selftest_commands(sub: argparse._SubParsersAction) -> None:
     output.add_argument("--events", action="store_true",
                         help="progress, latency samples and results as JSON Lines "
                              "(keel.selftest.events), one event a line")
-    p.add_argument("--peer", metavar="ADDRESS", help="the peer's tunnel address")
+    p.add_argument("--peer", metavar="ADDRESS",
+                   help="the peer's tunnel address (IPv4 or IPv6)")
     p.add_argument("--compare", action="store_true",
                    help="bufferbloat: run with CAKE bypassed, then with CAKE")
     p.add_argument("--seconds", type=int, help="seconds per load phase (>= 10)")

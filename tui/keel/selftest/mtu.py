@@ -40,15 +40,19 @@ def _iface_mtu(ifname: str) -> int:
 
 
 def run_mtu(peer: TunnelPeer, wan_ifname: str | None, report: Report = ignore,
-            probe: Callable[[str, int], bool] = df_probe) -> MtuResult:
+            probe: Callable[[str, int, int | None], bool] = df_probe) -> MtuResult:
+    """`probe(address, mtu, fwmark)`: the path outside the tunnel is probed
+    at the peer's address there, with the tunnel's fwmark (by the WAN, as
+    WireGuard's own packets go); the tunnel's at its tunnel address."""
     wan_mtu = _iface_mtu(wan_ifname) if wan_ifname else 1500
     wan_path = None
     if peer.public_ip:
-        report(Progress("mtu", "wan", 0.1, f"path MTU to {peer.public_ip}"))
-        wan_path = path_mtu(lambda m: probe(peer.public_ip or "", m), wan_mtu)
+        outside = peer.public_ip
+        report(Progress("mtu", "wan", 0.1, f"path MTU to {outside}"))
+        wan_path = path_mtu(lambda m: probe(outside, m, peer.fwmark), wan_mtu)
     tun_mtu = _iface_mtu(peer.interface)
     report(Progress("mtu", "tunnel", 0.6, f"path MTU through the tunnel to {peer.tunnel_ip}"))
-    tun_path = path_mtu(lambda m: probe(peer.tunnel_ip, m), tun_mtu)
+    tun_path = path_mtu(lambda m: probe(peer.tunnel_ip, m, None), tun_mtu)
     report(Progress("mtu", "done", 1.0, "done"))
     return MtuResult(wan_mtu, wan_path, tun_mtu, tun_path,
                      wan_path - WG_OVERHEAD if wan_path else None)

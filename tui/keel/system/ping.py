@@ -1,10 +1,14 @@
 """The one ping process type: `ping -D -O -n -i INTERVAL target` read line by
 line on a thread, its lines turned into final samples by
 keel.parse.ping.PingTracker (one timestamp rule, one loss rule). The
-dashboard's latency probes and the bufferbloat self-test both run it."""
+dashboard's latency probes and the bufferbloat self-test both run it. An
+IPv6 target is pinged with -6; a probe outside the tunnel carries the
+tunnel's fwmark (-m), as WireGuard's own packets do, so that it leaves by
+the WAN when the tunnel takes the default route (wireguard.route = all)."""
 
 from __future__ import annotations
 
+import ipaddress
 import subprocess
 import threading
 import time
@@ -24,8 +28,21 @@ def _popen(argv: Sequence[str]) -> subprocess.Popen[str]:
                             start_new_session=True)
 
 
-def ping_argv(target: str, interval: float = INTERVAL) -> list[str]:
-    return ["ping", "-D", "-O", "-n", "-i", str(interval), target]
+def family(target: str) -> list[str]:
+    """ping's family option for an address: -6 for IPv6 (iputils reads an
+    IPv6 literal anyway; -6 says so and fails rather than resolve), none for
+    IPv4; ValueError for what is not an IP address."""
+    return ["-6"] if ipaddress.ip_address(target).version == 6 else []
+
+
+def mark_option(mark: int | None) -> list[str]:
+    """-m MARK: the probe is routed as packets with that fwmark are."""
+    return [] if mark is None else ["-m", str(mark)]
+
+
+def ping_argv(target: str, interval: float = INTERVAL, mark: int | None = None) -> list[str]:
+    return ["ping", *family(target), "-D", "-O", "-n", "-i", str(interval),
+            *mark_option(mark), target]
 
 
 class PingProcess:
@@ -36,9 +53,10 @@ class PingProcess:
     def __init__(self, target: str, interval: float = INTERVAL,
                  loss_after: float = LOSS_AFTER_S, spawn: Spawn = _popen,
                  on_sample: Callable[[LatencySample], None] | None = None,
-                 argv: Sequence[str] | None = None, keep: int = 5000) -> None:
+                 argv: Sequence[str] | None = None, keep: int = 5000,
+                 mark: int | None = None) -> None:
         self.target, self.interval, self.loss_after = target, interval, loss_after
-        self.argv = list(argv or ping_argv(target, interval))
+        self.argv = list(argv or ping_argv(target, interval, mark))
         self.spawn, self.on_sample = spawn, on_sample
         self.samples: deque[LatencySample] = deque(maxlen=keep)  # every final sample
         self._new: list[LatencySample] = []
@@ -107,12 +125,21 @@ class PingProcess:
 
 
 ICMP_IPV4_HEADERS = 28  # IPv4 + ICMP headers: `ping -s` counts the payload only
+ICMP_IPV6_HEADERS = 48  # IPv6 + ICMPv6 headers
 
 
-def df_probe(addr: str, mtu: int, tries: int = 2) -> bool:
-    """Does a packet of `mtu` bytes with don't-fragment set reach `addr`?"""
-    argv = ["ping", "-M", "do", "-n", "-c", "1", "-W", "1",
-            "-s", str(mtu - ICMP_IPV4_HEADERS), addr]
+def df_argv(addr: str, mtu: int, mark: int | None = None) -> list[str]:
+    """One echo of `mtu` bytes in all (the IP header too) that may not be
+    fragmented (IPv6 routers never fragment; -M do keeps the sender from it)."""
+    headers = ICMP_IPV6_HEADERS if family(addr) else ICMP_IPV4_HEADERS
+    return ["ping", *family(addr), "-M", "do", "-n", "-c", "1", "-W", "1", *mark_option(mark),
+            "-s", str(mtu - headers), addr]
+
+
+def df_probe(addr: str, mtu: int, mark: int | None = None, tries: int = 2) -> bool:
+    """Does a packet of `mtu` bytes with don't-fragment set reach `addr`
+    (sent with fwmark `mark`, when given)?"""
+    argv = df_argv(addr, mtu, mark)
     for _ in range(tries):
         if subprocess.run(argv, capture_output=True, text=True, check=False).returncode == 0:
             return True
