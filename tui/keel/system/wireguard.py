@@ -43,7 +43,7 @@ def parse_networks(text: str, names: Collection[str]) -> dict[str, tuple[Network
             raise ValueError("an interface without a name")
         if entry["ifname"] not in names:
             continue
-        infos = entry.get("addr_info") or []
+        infos = entry.get("addr_info", [])
         if not isinstance(infos, list) or len(infos) > MAX_ENTRIES:
             raise ValueError(f"{entry['ifname']}: addr_info is not a list")
         found: list[Network] = []
