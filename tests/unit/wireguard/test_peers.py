@@ -141,3 +141,10 @@ def test_read_probe_peer_from_the_running_system():
     # no IPv6 default route: the IPv6 endpoint is no target outside
     source.commands[("ip", "-6", "-j", "route", "show", "default")] = ["[]"]
     assert read_probe_peer(source).public_ip is None
+
+
+def test_a_given_address_that_is_none_is_named_before_the_tunnel_is_read():
+    source = FixtureSource()  # no wg: a SourceError, were it read
+    with pytest.raises(NoPeer, match=r"'10\.77\.0\.300' is not an IP address"):
+        read_probe_peer(source, "10.77.0.300")
+    assert source.reads == []

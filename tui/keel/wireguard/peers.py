@@ -65,7 +65,9 @@ def outside_target(endpoint: str | None, wan_ipv6: bool) -> str | None:
     return str(addr)
 
 
-def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+def tunnel_address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """A given tunnel address (`keel selftest --peer`); NoPeer naming it
+    when it is not an IP address."""
     try:
         return ipaddress.ip_address(text)
     except ValueError:
@@ -95,7 +97,7 @@ def choose_peer(interfaces: Mapping[str, WgInterface], tunnel_ip: str | None = N
     """The peer to probe and load (the module's doc says which). `own`: each
     tunnel interface's networks (its addresses), None when not known;
     `wan_ipv6`: whether the WAN has IPv6 (outside_target)."""
-    want = _address(tunnel_ip) if tunnel_ip is not None else None
+    want = tunnel_address(tunnel_ip) if tunnel_ip is not None else None
     for name in sorted(interfaces):
         wg = interfaces[name]
         for peer in wg.peers:
