@@ -47,3 +47,11 @@ def test_one_poll_a_tick_takes_every_collector_due_in_order():
     assert schedule.due(105.0) == ["tunnel", "latency", "tuning", "verdict"]
     schedule.all_due()  # the r key
     assert schedule.due(105.2) == ["tunnel", "latency", "tuning", "verdict"]
+
+
+def test_a_long_ipv6_target_keeps_its_start_and_end_in_its_column():
+    from keel.ui.panels import target_cell
+    assert target_cell("10.77.0.1") == "10.77.0.1"
+    assert target_cell("fd00:77:0:1::22") == "fd00:77:0:1::22"  # 15: fits
+    cell = target_cell("2001:db8:100:1::1")
+    assert len(cell) == 15 and cell.startswith("2001:d") and cell.endswith(":1::1")

@@ -34,6 +34,15 @@ TITLES = {"verdict": "NOW  what limits latency", "tunnel": "TUNNEL",
           "latency": "LATENCY  ms", "cake": "CAKE  bit/s", "tuning": "TUNING"}
 
 
+def target_cell(target: str, width: int = 15) -> str:
+    """A probe's target in its column: an IPv6 address longer than it keeps
+    its start and its end (its last groups tell peers apart)."""
+    if len(target) <= width:
+        return target
+    tail = (width - 2) // 2 + 1
+    return target[:width - 2 - tail] + ".." + target[-tail:]
+
+
 def _note(text: str, style: str = DIM) -> Text:
     return Text(text, style=style)
 
@@ -150,7 +159,7 @@ def latency_lines(snap: LatencySnapshot | None, glyphs: dict[str, str],
     for i, s in enumerate(snap.series):
         line = Text(f"{glyphs.get(s.name, '?')} ", style="bold cyan" if s.name == "tunnel"
                     else "yellow")
-        line.append(f"{s.name:<8}{s.target[:15]:<15}{fmt.ms(s.last_ms):>6} ms "
+        line.append(f"{s.name:<8}{target_cell(s.target):<15}{fmt.ms(s.last_ms):>6} ms "
                     f"idle {fmt.ms(s.idle_ms):<5}")
         line.append(f"loss {s.loss * 100:2.0f}%", style=WARN if s.loss > 0.02 else "")
         if i < 2 and tail[i]:
