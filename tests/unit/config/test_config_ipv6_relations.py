@@ -8,25 +8,15 @@ from __future__ import annotations
 import pytest
 
 from keel.config import paths
-from keel.config.errors import ConfigError
 from keel.config.load import load_text
 from keel.model import model_from_config
 from keel.model import router as m
 from tests.unit.config.test_config_ipv6_syntax import EDGE6, HUB6
+from tests.unit.config.test_forwards import only, problems
 
 KEY_C = "YBD0vc5wBNbTSDr/YHNGi7o7ZbvVSZ0ULLdGFd1MHGs="
 HUB_PEER = 'allowed_ips = ["10.77.0.1/32", "::/0"]'
 
-
-def problems(text: str) -> list[str]:
-    with pytest.raises(ConfigError) as err:
-        load_text(text, "t.toml")
-    return [str(p) for p in err.value.problems]
-
-
-def only(text: str) -> str:
-    [line] = problems(text)
-    return line
 
 
 def peer(key: str, allowed: str, name: str = "", endpoint: str = "") -> str:

@@ -23,10 +23,10 @@ from keel.config.checks import (
     space6,
 )
 from keel.config.describe import walk
-from keel.config.errors import ConfigError
 from keel.config.load import load_text
 from keel.config.netsets import MAX_IP_TEXT
 from keel.config.schema import Config
+from tests.unit.config.test_forwards import only
 
 KEY_A = "HlOu1tgN6jIPCqo/B9y+b7TT1bltyagEMGZGjSZNPVI="
 KEY_B = "DGDJOoNeCQAxEAKW/6R/XQpwi4FNhdoJTo1LLorzzRg="
@@ -74,16 +74,6 @@ public_key = "{KEY_A}"
 allowed_ips = ["10.77.0.2/32", "192.168.77.0/24", "2001:db8:100:1::/64"]
 """
 
-
-def problems(text: str) -> list[str]:
-    with pytest.raises(ConfigError) as err:
-        load_text(text, "t.toml")
-    return [str(p) for p in err.value.problems]
-
-
-def only(text: str) -> str:
-    [line] = problems(text)
-    return line
 
 
 def with_address6(value: str) -> str:
