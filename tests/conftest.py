@@ -60,9 +60,10 @@ _SHARED = lifetime.SharedLabs()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--lane", choices=("all", "main", "side"), default="all",
-                     help="which lab modules to run (tests/lab/lanes.py): all (default), "
-                          "those of the main lane, or those naming LANE = 'side'")
+    parser.addoption("--lane", choices=("all", "host", "main", "side"), default="all",
+                     help="which tests to run (tests/lab/lanes.py): all (default), the "
+                          "host tests (no guest), the main lane's lab modules, or those "
+                          "naming LANE = 'side'")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

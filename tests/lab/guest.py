@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +17,31 @@ from tests.lab.console import Console, Result
 from tests.lab.paths import EmulatorCrash, LabError, dev_image, ovmf
 
 BOOT_TIMEOUT = 40  # seconds to a login prompt at KVM speed; scaled for TCG
+# KEEL_LAB_STAMP=1: each console log line starts with the seconds since this
+# process began (to see where a lab's time goes; the logs are kept on a
+# failure, or always with KEEL_KEEP_LOGS=1)
+STAMP = os.environ.get("KEEL_LAB_STAMP") == "1"
+_T0 = time.monotonic()
+
+
+class StampedLog:
+    """A console log that marks each line with the seconds since _T0."""
+
+    def __init__(self, f) -> None:
+        self.f = f
+        self.at_start = True
+
+    def write(self, data: bytes) -> None:
+        out = bytearray()
+        for line in data.splitlines(keepends=True):
+            if self.at_start:
+                out += f"[{time.monotonic() - _T0:8.2f}] ".encode()
+            out += line
+            self.at_start = line.endswith(b"\n")
+        self.f.write(bytes(out))
+
+    def flush(self) -> None:
+        self.f.flush()
 
 
 @dataclass(frozen=True)
@@ -90,7 +117,7 @@ class Guest:
         self._log.write(("# " + " ".join(argv) + "\n").encode())
         self.child = pexpect.spawn(argv[0], argv[1:], logfile=None, timeout=None,
                                    echo=False, maxread=65536)
-        self.child.logfile_read = self._log
+        self.child.logfile_read = StampedLog(self._log) if STAMP else self._log
         self.console = Console(self.child, self.name, self.accel.scale)
 
     def wait_for_login(self, timeout: float = BOOT_TIMEOUT) -> None:

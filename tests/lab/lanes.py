@@ -1,21 +1,28 @@
-"""Two lanes for `make test` on a 2-core machine: the side lane runs the lab
-modules that name `LANE = "side"` (the upgrade lab: one guest busy at a time,
-mostly reboots and waits) in a second pytest process, while the main lane runs
-everything else. A module whose verdicts measure the host's spare CPU (rates,
-latency under load, CPU cost) names `QUIET_HOST = True`: the main lane runs
-those last, and each waits until the side lane has ended.
+"""Three lanes for `make test` on a 2-core machine, each its own pytest
+process, started together:
+
+- the host lane: every test that boots no guest (unit, UI pilot and
+  snapshot tests), spread over HOST_WORKERS processes by pytest-xdist (they
+  wait more than they compute: network namespaces, timers, the UI's pilot);
+- the side lane: the lab modules that name `LANE = "side"` (the upgrade lab:
+  one lab, mostly reboots and waits);
+- the main lane: every other lab module. One whose verdicts measure the
+  host's spare CPU (rates, latency under load, CPU cost) names
+  `QUIET_HOST = True`: the main lane runs those last, and each waits until
+  the host and side lanes have ended.
 
     python -m tests.lab.lanes [pytest arguments] PATHS
 
-The side lane's output goes to out/lab-runs/side-lane.log and is printed when
-it ends; the exit status is the first lane's that failed. `pytest` run
-directly (`--lane all`, the default) runs every module in one process, in the
-same order."""
+The host and side lanes' output goes to out/lab-runs/{host,side}-lane.log
+and is printed when all have ended; the exit status is the first lane's that
+failed. `pytest` run directly (`--lane all`, the default) runs every test in
+one process, in the same order."""
 
 from __future__ import annotations
 
 import fcntl
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -26,8 +33,12 @@ from typing import Any
 from tests.lab import paths
 from tests.lab.lifetime import shared_name
 
-LOCK = paths.RUNS / "side-lane.lock"
+LOCK = paths.RUNS / "side-lane.lock"  # held while the host or the side lane runs
 LOG = paths.RUNS / "side-lane.log"
+HOST_LOG = paths.RUNS / "host-lane.log"
+# xdist workers for the host lane: its tests mostly wait (2.5 CPU-min in 6
+# min of one process), so more workers than cores
+HOST_WORKERS = 3
 
 
 def lane_of(module: Any) -> str:
@@ -38,61 +49,118 @@ def quiet(module: Any) -> bool:
     return bool(getattr(module, "QUIET_HOST", False))
 
 
+def boots_guests(item: Any) -> bool:
+    """A lab test (under tests/vm/), not a host test."""
+    return "vm" in Path(str(getattr(item, "path", ""))).parts[-3:-1]
+
+
+def lane_of_item(item: Any) -> str:
+    if not boots_guests(item):
+        return "host"
+    return lane_of(getattr(item, "module", None))
+
+
 def select(items: list[Any], lane: str) -> tuple[list[Any], list[Any]]:
-    """The items this lane runs, and those it leaves to the other one."""
+    """The items this lane runs, and those it leaves to the others."""
     if lane == "all":
         return items, []
-    keep = [i for i in items if lane_of(getattr(i, "module", None)) == lane]
-    return keep, [i for i in items if i not in keep]
+    keep = [i for i in items if lane_of_item(i) == lane]
+    return keep, [i for i in items if lane_of_item(i) != lane]
 
 
 def quiet_last(items: Iterable[Any]) -> list[Any]:
     """Blocks of items (a module, or the modules sharing one lab) in their
-    order, those blocks that hold a QUIET_HOST module moved to the end."""
+    order, those blocks that hold a QUIET_HOST module moved to the end; in
+    such a block the modules that do not measure the host come first (after
+    any asking for fresh guests), so they run while the other lanes still do."""
     blocks: dict[object, list[Any]] = {}
     for item in items:
         module = getattr(item, "module", None)
         key = shared_name(module) or getattr(module, "__name__", None) or item.nodeid
         blocks.setdefault(key, []).append(item)
+
+    def order(block: list[Any]) -> list[Any]:
+        def rank(item: Any) -> int:
+            module = getattr(item, "module", None)
+            if getattr(module, "SHARED_LAB_FRESH", False):
+                return 0
+            return 2 if quiet(module) else 1
+        return sorted(block, key=rank)
+
     loud = [b for b in blocks.values() if not any(quiet(getattr(i, "module", None)) for i in b)]
-    calm = [b for b in blocks.values() if b not in loud]
+    calm = [order(b) for b in blocks.values() if b not in loud]
     return [item for block in loud + calm for item in block]
 
 
 def wait_for_side_lane(say=print) -> float:
-    """Block until the side lane has ended (its runner holds LOCK meanwhile);
-    the seconds waited."""
+    """Block until the host and side lanes have ended (their runner holds
+    LOCK meanwhile); the seconds waited."""
     LOCK.parent.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
     with LOCK.open("a") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            say("\n(waiting for the side lane to end: the next module measures the host)")
+            say("\n(waiting for the host and side lanes to end: the next module measures the host)")
             fcntl.flock(f, fcntl.LOCK_EX)
         fcntl.flock(f, fcntl.LOCK_UN)
     return time.monotonic() - began
 
 
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def main(argv: list[str]) -> int:
     paths.RUNS.mkdir(parents=True, exist_ok=True)
     pytest = [sys.executable, "-m", "pytest"]
-    with LOCK.open("a") as lock, LOG.open("w") as log:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # held for the side lane, released as it ends
+    env = os.environ.copy()
+    with LOCK.open("a") as lock, LOG.open("w") as log, HOST_LOG.open("w") as host_log:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # held for the host and side lanes
         began = time.monotonic()
         side = subprocess.Popen([*pytest, "--lane", "side", *argv], stdout=log,
-                                stderr=subprocess.STDOUT, env=os.environ.copy())
-        print(f"side lane: pytest --lane side (pid {side.pid}), output in {LOG}", flush=True)
+                                stderr=subprocess.STDOUT, env=env)
+        host = subprocess.Popen([*pytest, "--lane", "host", "-p", "xdist",
+                                 "-n", str(HOST_WORKERS), *argv],
+                                stdout=host_log, stderr=subprocess.STDOUT, env=env)
+        print(f"host lane: pytest --lane host -n {HOST_WORKERS} (pid {host.pid}), output in "
+              f"{HOST_LOG}\nside lane: pytest --lane side (pid {side.pid}), output in {LOG}",
+              flush=True)
         main_lane = subprocess.Popen([*pytest, "--lane", "main", *argv])
+        # each lane's CPU time (its pytest, its guests, its tools), from the
+        # children's usage after each wait; the two ended lanes first
+        cpu = {}
+        host_rc = host.wait()
+        host_s, cpu["host"] = time.monotonic() - began, children_cpu()
+        print(f"\n(host lane ended: {host_s / 60:.1f} min, exit {host_rc})", flush=True)
         side_rc = side.wait()
         fcntl.flock(lock, fcntl.LOCK_UN)
-        side_s = time.monotonic() - began
+        side_s, cpu["side"] = time.monotonic() - began, children_cpu() - cpu["host"]
         main_rc = main_lane.wait()
-    print(f"\n{'=' * 30} side lane ({side_s / 60:.1f} min, exit {side_rc}) {'=' * 30}")
-    print(Path(LOG).read_text(errors="replace"), end="")
-    print(f"\nlanes: main exit {main_rc}, side exit {side_rc}; "
-          f"{(time.monotonic() - began) / 60:.1f} min in all")
-    return main_rc or side_rc
+        cpu["main"] = children_cpu() - cpu["host"] - cpu["side"]
+    for name, took, rc, path in (("host", host_s, host_rc, HOST_LOG),
+                                 ("side", side_s, side_rc, LOG)):
+        print(f"\n{'=' * 30} {name} lane ({took / 60:.1f} min, exit {rc}) {'=' * 30}")
+        print(Path(path).read_text(errors="replace"), end="")
+    wall = time.monotonic() - began
+    print(f"\nlanes: main exit {main_rc}, host exit {host_rc}, side exit {side_rc}; "
+          f"{wall / 60:.1f} min in all")
+    print("CPU time (user + system, with guests and tools): "
+          + ", ".join(f"{name} lane {seconds / 60:.1f} min" for name, seconds in cpu.items())
+          + f"; {sum(cpu.values()) / 60:.1f} min in all, "
+            f"{sum(cpu.values()) / wall / (os.cpu_count() or 1):.0%} of this machine's "
+            f"{os.cpu_count()} cores")
+    return passed(main_rc) or passed(host_rc) or passed(side_rc)
+
+
+def passed(rc: int) -> int:
+    """A lane's exit status, where a lane with no test of those asked for
+    (pytest's 5) has not failed."""
+    return 0 if rc == pytest_no_tests else rc
+
+
+pytest_no_tests = 5
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ logs are kept under out/lab-runs/."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import threading
@@ -51,8 +52,8 @@ def finish(labs: list[Lab], where: Path, failed: bool) -> None:
     """Stop every guest; keep the consoles' logs (not the disks) if `failed`."""
     for lab in labs:
         lab.close()
-    if failed:
-        for disk in where.glob("*.qcow2"):
+    if failed or os.environ.get("KEEL_KEEP_LOGS") == "1":
+        for disk in where.rglob("*.qcow2"):
             disk.unlink()
         print(f"\nconsole logs kept in {where}")
     else:

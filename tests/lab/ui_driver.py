@@ -15,6 +15,8 @@ import pyte
 from tests.lab.guest import Guest
 from tests.lab.paths import LabError
 
+# the longest a key's drawing is waited for before the text that follows it
+TEXT_WAIT_S = 15
 KEYS = {"enter": "\r", "tab": "\t", "escape": "\x1b", "up": "\x1b[A", "down": "\x1b[B",
         "right": "\x1b[C", "left": "\x1b[D", "backspace": "\x7f"}
 
@@ -61,9 +63,10 @@ class ConsoleUI:
         raise LabError(f"{self.guest.name}: no {pattern!r} on the console UI within "
                        f"{self.guest.accel.scale(timeout):.0f} s; the screen:\n{self.text()}")
 
-    def settle(self, most: float, quiet: float) -> None:
+    def settle(self, most: float, quiet: float) -> bool:
         """Pump until the UI has drawn something and then said nothing for
-        `quiet` seconds (it has taken the key), or for `most` seconds."""
+        `quiet` seconds (it has taken the key: True), or for `most` seconds
+        (False if it drew nothing by then)."""
         now = time.monotonic()
         deadline, last, drawn = now + most, now, False
         while now < deadline:
@@ -78,7 +81,8 @@ class ConsoleUI:
                 self.stream.feed(data)
                 drawn, last = True, now
             elif drawn and now - last >= quiet:
-                return
+                return True
+        return drawn
 
     def press(self, *keys: str, pause: float = 0.75) -> None:
         """Each argument: a key name (enter, tab, escape, up, down, ...) or
@@ -86,11 +90,19 @@ class ConsoleUI:
         gets time to take it: Textual moves the focus after the keys already
         queued, so text typed at once would land in the field just left. It
         has taken it once it has drawn the change and then been quiet for a
-        third of `pause` (at most `pause`; both scaled for emulation)."""
-        for key in keys:
+        third of `pause` (at most `pause`; both scaled for emulation). Text
+        that follows a key waits for the key's drawing however long it takes
+        (up to TEXT_WAIT_S, scaled): on a busy host the UI may not have
+        started to draw within `pause`, and the text would go to the field
+        just left."""
+        for i, key in enumerate(keys):
             self.child.send(KEYS.get(key, key))
             if key in KEYS:
-                self.settle(self.guest.accel.scale(pause), self.guest.accel.scale(pause / 3))
+                most, quiet = self.guest.accel.scale(pause), self.guest.accel.scale(pause / 3)
+                drawn = self.settle(most, quiet)
+                text_next = i + 1 < len(keys) and keys[i + 1] not in KEYS
+                if text_next and not drawn:
+                    self.settle(self.guest.accel.scale(TEXT_WAIT_S), quiet)
             else:
                 self.pump(0.1)
 

@@ -14,9 +14,9 @@ import pytest
 from tests.lab import configs, shared
 from tests.lab import topology as topo
 
-# its lab is the bloated one, whose isp is the internet-side client: it runs
-# with the modules that share it (which want a quiet host), not for its verdicts
-QUIET_HOST = True
+# its lab is the bloated one, whose isp is the internet-side client; its
+# verdicts (a connection made or refused, a file's bytes) do not measure the
+# host: no QUIET_HOST, it runs before those that do
 SHARED_LAB = shared.bloated_lab
 
 TARGET = "192.168.77.50"
