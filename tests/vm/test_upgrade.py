@@ -47,7 +47,10 @@ TUNNEL_WAIT_S = 30
 def lab(make_module_lab, tmp_path_factory):
     made = bundles.make(tmp_path_factory.mktemp("bundles"))
     lab = make_module_lab()
-    edge = lab.guest("edge", smp=1, tty1_ui=True, drives=(made.disk,))
+    # 2 vCPUs for the edge: after each boot the console UI starts on tty1 (the
+    # gate waits for it), and on one vCPU that took the test's every `keel`
+    # command 10 s (the side lane is the suite's longest)
+    edge = lab.guest("edge", smp=2, tty1_ui=True, drives=(made.disk,))
     hub = lab.guest("hub", smp=1)
     lab.link("core", edge, hub)
     lab.link("lan", edge)
@@ -89,7 +92,7 @@ def upgrade(edge: Guest, name: str, *options: str) -> str:
 def settled(edge: Guest) -> dict:
     """The gate's outcome on this boot: no trial pending any more (polled on
     its record first: a `keel` command every few seconds would take the
-    1-vCPU guest's CPU from the gate it waits for), and the booted slot no
+    guest's CPU from the gate it waits for), and the booted slot no
     longer "trying" (GRUB counted this boot; the gate marks it good)."""
     edge.until("test ! -e /data/keel/upgrade/pending.json", GATE_TIMEOUT, every=2)
     deadline = time.monotonic() + edge.accel.scale(GATE_TIMEOUT)
