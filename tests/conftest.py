@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from tests.lab import lanes, lifetime
+from tests.lab import lanes, lifetime, paths
 from tests.lab.lab import BOOTS, Lab
 from tests.lab.paths import TOP
 
@@ -130,9 +130,14 @@ def _close_shared_labs() -> Iterator[None]:
 _SECONDS: dict[str, float] = {}
 
 
+_EACH: list[tuple[float, str, str]] = []  # (seconds, phase, test): all of them
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     module = report.nodeid.split("::")[0]
     _SECONDS[module] = _SECONDS.get(module, 0.0) + report.duration
+    if module.startswith("tests/vm/"):
+        _EACH.append((report.duration, report.when, report.nodeid))
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
@@ -145,6 +150,13 @@ def pytest_terminal_summary(terminalreporter) -> None:
     for module, seconds in sorted(lab.items(), key=lambda kv: -kv[1]):
         write(f"{seconds / 60:6.1f} min  {module}")
     write(f"{sum(lab.values()) / 60:6.1f} min  all lab modules; host tests {host / 60:.1f} min")
+    # every lab test's phases, slowest first, for a closer look than --durations
+    lane = terminalreporter.config.getoption("lane")
+    every = paths.RUNS / f"durations-{lane}.txt"
+    every.parent.mkdir(parents=True, exist_ok=True)
+    every.write_text("".join(f"{s:8.1f} s  {when:8}  {nodeid}\n"
+                             for s, when, nodeid in sorted(_EACH, reverse=True)))
+    write(f"(every lab test's time: {every})")
     if BOOTS:
         terminalreporter.section("time per lab boot (QEMU started -> every guest logged in)")
         for name, guests, seconds in BOOTS:
