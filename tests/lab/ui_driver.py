@@ -15,8 +15,9 @@ import pyte
 from tests.lab.guest import Guest
 from tests.lab.paths import LabError
 
-# the longest a key's drawing is waited for before the text that follows it
-TEXT_WAIT_S = 15
+# the longest the focus is waited for to leave its row before the text that
+# follows a key (seconds, scaled for emulation)
+TEXT_WAIT_S = 5
 KEYS = {"enter": "\r", "tab": "\t", "escape": "\x1b", "up": "\x1b[A", "down": "\x1b[B",
         "right": "\x1b[C", "left": "\x1b[D", "backspace": "\x7f"}
 
@@ -63,10 +64,9 @@ class ConsoleUI:
         raise LabError(f"{self.guest.name}: no {pattern!r} on the console UI within "
                        f"{self.guest.accel.scale(timeout):.0f} s; the screen:\n{self.text()}")
 
-    def settle(self, most: float, quiet: float) -> bool:
+    def settle(self, most: float, quiet: float) -> None:
         """Pump until the UI has drawn something and then said nothing for
-        `quiet` seconds (it has taken the key: True), or for `most` seconds
-        (False if it drew nothing by then)."""
+        `quiet` seconds (it has taken the key), or for `most` seconds."""
         now = time.monotonic()
         deadline, last, drawn = now + most, now, False
         while now < deadline:
@@ -81,8 +81,7 @@ class ConsoleUI:
                 self.stream.feed(data)
                 drawn, last = True, now
             elif drawn and now - last >= quiet:
-                return True
-        return drawn
+                return
 
     def press(self, *keys: str, pause: float = 0.75) -> None:
         """Each argument: a key name (enter, tab, escape, up, down, ...) or
@@ -91,20 +90,30 @@ class ConsoleUI:
         queued, so text typed at once would land in the field just left. It
         has taken it once it has drawn the change and then been quiet for a
         third of `pause` (at most `pause`; both scaled for emulation). Text
-        that follows a key waits for the key's drawing however long it takes
-        (up to TEXT_WAIT_S, scaled): on a busy host the UI may not have
-        started to draw within `pause`, and the text would go to the field
-        just left."""
+        that follows a key goes to another field: it waits, up to
+        TEXT_WAIT_S (scaled), for the terminal's cursor to leave the row it
+        was on, since Textual puts the cursor at the focused input's caret
+        after each frame (on a busy host the UI drew the key's first effect
+        and went quiet before it moved the focus, and the text went into the
+        field just left)."""
         for i, key in enumerate(keys):
+            row = self.screen.cursor.y
             self.child.send(KEYS.get(key, key))
             if key in KEYS:
                 most, quiet = self.guest.accel.scale(pause), self.guest.accel.scale(pause / 3)
-                drawn = self.settle(most, quiet)
-                text_next = i + 1 < len(keys) and keys[i + 1] not in KEYS
-                if text_next and not drawn:
-                    self.settle(self.guest.accel.scale(TEXT_WAIT_S), quiet)
+                self.settle(most, quiet)
+                if i + 1 < len(keys) and keys[i + 1] not in KEYS:
+                    self.focus_moved(row)
             else:
                 self.pump(0.1)
+
+    def focus_moved(self, row: int) -> None:
+        """Pump until the cursor is on another row than `row`, or TEXT_WAIT_S
+        (scaled) has passed (a field on the same row: then as before)."""
+        deadline = time.monotonic() + self.guest.accel.scale(TEXT_WAIT_S)
+        while self.screen.cursor.y == row and time.monotonic() < deadline:
+            self.pump(0.2)
+        self.pump(0.2)
 
     def quit(self) -> None:
         self.press("escape", "escape", "escape")
