@@ -15,9 +15,6 @@ import pyte
 from tests.lab.guest import Guest
 from tests.lab.paths import LabError
 
-# the longest the focus is waited for to leave its row before the text that
-# follows a key (seconds, scaled for emulation)
-TEXT_WAIT_S = 5
 KEYS = {"enter": "\r", "tab": "\t", "escape": "\x1b", "up": "\x1b[A", "down": "\x1b[B",
         "right": "\x1b[C", "left": "\x1b[D", "backspace": "\x7f"}
 
@@ -89,31 +86,13 @@ class ConsoleUI:
         gets time to take it: Textual moves the focus after the keys already
         queued, so text typed at once would land in the field just left. It
         has taken it once it has drawn the change and then been quiet for a
-        third of `pause` (at most `pause`; both scaled for emulation). Text
-        that follows a key goes to another field: it waits, up to
-        TEXT_WAIT_S (scaled), for the terminal's cursor to leave the row it
-        was on, since Textual puts the cursor at the focused input's caret
-        after each frame (on a busy host the UI drew the key's first effect
-        and went quiet before it moved the focus, and the text went into the
-        field just left)."""
-        for i, key in enumerate(keys):
-            row = self.screen.cursor.y
+        third of `pause` (at most `pause`; both scaled for emulation)."""
+        for key in keys:
             self.child.send(KEYS.get(key, key))
             if key in KEYS:
-                most, quiet = self.guest.accel.scale(pause), self.guest.accel.scale(pause / 3)
-                self.settle(most, quiet)
-                if i + 1 < len(keys) and keys[i + 1] not in KEYS:
-                    self.focus_moved(row)
+                self.settle(self.guest.accel.scale(pause), self.guest.accel.scale(pause / 3))
             else:
                 self.pump(0.1)
-
-    def focus_moved(self, row: int) -> None:
-        """Pump until the cursor is on another row than `row`, or TEXT_WAIT_S
-        (scaled) has passed (a field on the same row: then as before)."""
-        deadline = time.monotonic() + self.guest.accel.scale(TEXT_WAIT_S)
-        while self.screen.cursor.y == row and time.monotonic() < deadline:
-            self.pump(0.2)
-        self.pump(0.2)
 
     def quit(self) -> None:
         self.press("escape", "escape", "escape")
