@@ -13,7 +13,7 @@ import pytest
 from hypothesis import settings
 
 from tests.lab import lanes, lifetime, paths
-from tests.lab.lab import BOOTS, Lab
+from tests.lab.lab import BOOTS, GUEST_CPU, Lab
 from tests.lab.paths import TOP
 
 # the keel package is tested from its source tree
@@ -162,3 +162,14 @@ def pytest_terminal_summary(terminalreporter) -> None:
         for name, guests, seconds in BOOTS:
             write(f"{seconds:6.1f} s  {name}: {', '.join(guests)}")
         write(f"{sum(b[2] for b in BOOTS) / 60:6.1f} min  {len(BOOTS)} boots")
+    if GUEST_CPU:
+        terminalreporter.section("CPU per lab guest (QEMU's user + system, over its life)")
+        labs: dict[str, list[tuple[str, float, float]]] = {}
+        for lab_name, guest, cpu, lived in GUEST_CPU:
+            labs.setdefault(lab_name, []).append((guest, cpu, lived))
+        for lab_name, guests in labs.items():
+            each = ", ".join(f"{g} {cpu / 60:.1f} ({lived / 60:.1f} min lived)"
+                             for g, cpu, lived in guests)
+            write(f"{sum(g[1] for g in guests) / 60:6.1f} CPU-min  {lab_name}: {each}")
+        write(f"{sum(g[2] for g in GUEST_CPU) / 60:6.1f} CPU-min  every guest; "
+              f"{sum(g[3] for g in GUEST_CPU) / 60:.0f} guest-minutes")

@@ -80,6 +80,10 @@ class Guest:
         self.console: Console | None = None
         self._log = None
         self._ifnames: dict[str, str] = {}
+        # CPU and wall seconds of every QEMU this guest has run (power cuts
+        # start a new one), counted when each stops
+        self.cpu_used = 0.0
+        self.lived = 0.0
 
     # --- lifecycle --------------------------------------------------------
     def qemu_argv(self) -> list[str]:
@@ -163,7 +167,25 @@ class Guest:
         self._ifnames.clear()
         self.start(fresh=False)
 
+    def cpu_seconds(self) -> tuple[float, float] | None:
+        """(CPU seconds, wall seconds) QEMU has used since this start; None
+        if it is not running."""
+        if self.child is None or not self.child.isalive():
+            return None
+        try:
+            fields = Path(f"/proc/{self.child.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            uptime = float(Path("/proc/uptime").read_text().split()[0])
+        except (OSError, IndexError, ValueError):
+            return None
+        tick = os.sysconf("SC_CLK_TCK")
+        # fields[0] is the state (field 3): utime, stime, starttime are 14, 15, 22
+        cpu = (int(fields[11]) + int(fields[12])) / tick
+        return cpu, uptime - int(fields[19]) / tick
+
     def stop(self) -> None:
+        if (used := self.cpu_seconds()) is not None:
+            self.cpu_used += used[0]
+            self.lived += used[1]
         if self.child is not None and self.child.isalive():
             self.child.terminate(force=True)
         if self.child is not None:

@@ -18,6 +18,9 @@ from tests.lab.paths import LabError
 # every lab booted in this process: (its work directory's name, its guests,
 # seconds from QEMU's start to the last login); `make test` prints them
 BOOTS: list[tuple[str, tuple[str, ...], float]] = []
+# every guest stopped in this process: (its lab's work directory's name, the
+# guest's name, CPU seconds its QEMU took over its life, seconds it lived)
+GUEST_CPU: list[tuple[str, str, float, float]] = []
 
 
 class Lab:
@@ -62,6 +65,8 @@ class Lab:
     def close(self) -> None:
         for guest in self.guests.values():
             guest.stop()
+            if guest.lived:
+                GUEST_CPU.append((self.workdir.name, guest.name, guest.cpu_used, guest.lived))
         shutil.rmtree(self._sockdir, ignore_errors=True)
 
     def __enter__(self) -> Lab:
