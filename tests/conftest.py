@@ -60,10 +60,11 @@ _SHARED = lifetime.SharedLabs()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--lane", choices=("all", "host", "main", "side"), default="all",
+    parser.addoption("--lane", choices=("all", "host", "main", *lanes.SIDE_LANES),
+                     default="all",
                      help="which tests to run (tests/lab/lanes.py): all (default), the "
                           "host tests (no guest), the main lane's lab modules, or those "
-                          "naming LANE = 'side'")
+                          "naming that LANE")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -18,7 +18,7 @@ from tests.lab.paths import LabError
 # every lab booted in this process: (its work directory's name, its guests,
 # seconds from QEMU's start to the last login); `make test` prints them
 BOOTS: list[tuple[str, tuple[str, ...], float]] = []
-# every guest stopped in this process: (its lab's work directory's name, the
+# every guest stopped in this process: (its lab's work directory, the
 # guest's name, CPU seconds its QEMU took over its life, seconds it lived)
 GUEST_CPU: list[tuple[str, str, float, float]] = []
 
@@ -66,7 +66,8 @@ class Lab:
         for guest in self.guests.values():
             guest.stop()
             if guest.lived:
-                GUEST_CPU.append((self.workdir.name, guest.name, guest.cpu_used, guest.lived))
+                GUEST_CPU.append((f"{self.workdir.parent.name}/{self.workdir.name}", guest.name,
+                                  guest.cpu_used, guest.lived))
         shutil.rmtree(self._sockdir, ignore_errors=True)
 
     def __enter__(self) -> Lab:

@@ -3,14 +3,16 @@
 - the host lane: every test that boots no guest (unit, UI pilot and
   snapshot tests), spread over HOST_WORKERS processes by pytest-xdist (they
   wait more than they compute: network namespaces, timers, the UI's pilot);
-- the side lane, from the start beside the others: the lab modules that
-  name `LANE = "side"` (the upgrade lab: one lab, reboots and installs);
+- the side lanes, from the start beside the others: the lab modules that
+  name `LANE = "side"` (the upgrade lab: one lab, reboots and installs) and
+  `LANE = "console"` (the first boot by keystrokes: a lab of its own, then
+  mostly waiting for a UI under emulation to take each key);
 - the main lane, once the host lane has ended: every other lab module. One
   whose verdicts measure the host's spare CPU (rates, latency under load,
   CPU cost) names `QUIET_HOST = True`: the main lane runs those last, and
-  each waits until the side lane has ended.
+  each waits until the side lanes have ended.
 
-Why not all three at once: emulated guests on an overcommitted host burn CPU
+Why not all at once: emulated guests on an overcommitted host burn CPU
 waiting for each other (a vCPU spinning for one that is not running). With
 the main lane's guests started beside the host lane's workers and the side
 lane (and the upgrade edge on 2 vCPUs), a run took 73 CPU-minutes and 44
@@ -18,8 +20,8 @@ minutes, against 58 and 39 with the host tests first.
 
     python -m tests.lab.lanes [pytest arguments] PATHS
 
-The host and side lanes' output goes to out/lab-runs/{host,side}-lane.log
-and is printed when all have ended; the exit status is the first lane's that
+The host and side lanes' output goes to out/lab-runs/<lane>-lane.log and is
+printed when all have ended; the exit status is the first lane's that
 failed. `pytest` run directly (`--lane all`, the default) runs every test in
 one process, in the same order."""
 
@@ -38,9 +40,10 @@ from typing import Any
 from tests.lab import paths
 from tests.lab.lifetime import shared_name
 
-LOCK = paths.RUNS / "side-lane.lock"  # held while the host or the side lane runs
-LOG = paths.RUNS / "side-lane.log"
-HOST_LOG = paths.RUNS / "host-lane.log"
+LOCK = paths.RUNS / "side-lane.lock"  # held while the host or a side lane runs
+# the lanes that start beside the host lane, each its own process: the lab
+# modules naming `LANE = "<name>"`
+SIDE_LANES = ("side", "console")
 # xdist workers for the host lane: its tests mostly wait (2.5 CPU-min in 6
 # min of one process), so more workers than cores
 HOST_WORKERS = 3
@@ -117,47 +120,71 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def log_of(lane: str) -> Path:
+    return paths.RUNS / f"{lane}-lane.log"
+
+
 def main(argv: list[str]) -> int:
     paths.RUNS.mkdir(parents=True, exist_ok=True)
     pytest = [sys.executable, "-m", "pytest"]
     env = os.environ.copy()
-    with LOCK.open("a") as lock, LOG.open("w") as log, HOST_LOG.open("w") as host_log:
+    with LOCK.open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # held for the host and side lanes
         began = time.monotonic()
-        side = subprocess.Popen([*pytest, "--lane", "side", *argv], stdout=log,
-                                stderr=subprocess.STDOUT, env=env)
-        host = subprocess.Popen([*pytest, "--lane", "host", "-p", "xdist",
-                                 "-n", str(HOST_WORKERS), *argv],
-                                stdout=host_log, stderr=subprocess.STDOUT, env=env)
-        print(f"host lane: pytest --lane host -n {HOST_WORKERS} (pid {host.pid}), output in "
-              f"{HOST_LOG}\nside lane: pytest --lane side (pid {side.pid}), output in {LOG}",
-              flush=True)
-        # each lane's CPU time (its pytest, its guests, its tools), from the
-        # children's usage after each wait; the two ended lanes first
-        cpu = {}
-        host_rc = host.wait()
-        host_s, cpu["host"] = time.monotonic() - began, children_cpu()
-        print(f"(host lane ended: {host_s / 60:.1f} min, exit {host_rc}; the main lane "
-              "starts)", flush=True)
-        main_lane = subprocess.Popen([*pytest, "--lane", "main", *argv])
-        side_rc = side.wait()
+        logs = {lane: log_of(lane).open("w") for lane in ("host", *SIDE_LANES)}
+        procs = {lane: subprocess.Popen([*pytest, "--lane", lane, *argv], stdout=logs[lane],
+                                        stderr=subprocess.STDOUT, env=env)
+                 for lane in SIDE_LANES}
+        procs["host"] = subprocess.Popen([*pytest, "--lane", "host", "-p", "xdist",
+                                          "-n", str(HOST_WORKERS), *argv],
+                                         stdout=logs["host"], stderr=subprocess.STDOUT, env=env)
+        for lane, proc in procs.items():
+            how = f" -n {HOST_WORKERS}" if lane == "host" else ""
+            print(f"{lane} lane: pytest --lane {lane}{how} (pid {proc.pid}), output in "
+                  f"{log_of(lane)}", flush=True)
+        # each lane's CPU time (its pytest, its guests, its tools): the
+        # children's usage after each wait, in the order the lanes end
+        cpu: dict[str, float] = {}
+        took: dict[str, float] = {}
+        rc: dict[str, int] = {}
+
+        def reap(lane: str) -> None:
+            rc[lane] = procs[lane].wait()
+            took[lane] = time.monotonic() - began
+            cpu[lane] = children_cpu() - sum(cpu.values())
+            logs[lane].close()
+
+        reap("host")
+        print(f"(host lane ended: {took['host'] / 60:.1f} min, exit {rc['host']}; the main "
+              "lane starts)", flush=True)
+        procs["main"] = subprocess.Popen([*pytest, "--lane", "main", *argv])
+        waiting = list(SIDE_LANES)
+        while waiting:
+            ended = next((lane for lane in waiting if procs[lane].poll() is not None), None)
+            if ended is None:
+                time.sleep(1)
+                continue
+            reap(ended)
+            waiting.remove(ended)
         fcntl.flock(lock, fcntl.LOCK_UN)
-        side_s, cpu["side"] = time.monotonic() - began, children_cpu() - cpu["host"]
-        main_rc = main_lane.wait()
-        cpu["main"] = children_cpu() - cpu["host"] - cpu["side"]
-    for name, took, rc, path in (("host", host_s, host_rc, HOST_LOG),
-                                 ("side", side_s, side_rc, LOG)):
-        print(f"\n{'=' * 30} {name} lane ({took / 60:.1f} min, exit {rc}) {'=' * 30}")
-        print(Path(path).read_text(errors="replace"), end="")
+        rc["main"] = procs["main"].wait()
+        took["main"] = time.monotonic() - began
+        cpu["main"] = children_cpu() - sum(cpu.values())
+    for lane in ("host", *SIDE_LANES):
+        print(f"\n{'=' * 30} {lane} lane ({took[lane] / 60:.1f} min, exit {rc[lane]}) "
+              f"{'=' * 30}")
+        print(log_of(lane).read_text(errors="replace"), end="")
     wall = time.monotonic() - began
-    print(f"\nlanes: main exit {main_rc}, host exit {host_rc}, side exit {side_rc}; "
-          f"{wall / 60:.1f} min in all")
+    print("\nlanes: " + ", ".join(f"{lane} exit {rc[lane]} ({took[lane] / 60:.1f} min)"
+                                  for lane in ("main", "host", *SIDE_LANES))
+          + f"; {wall / 60:.1f} min in all")
     print("CPU time (user + system, with guests and tools): "
-          + ", ".join(f"{name} lane {seconds / 60:.1f} min" for name, seconds in cpu.items())
+          + ", ".join(f"{lane} lane {seconds / 60:.1f} min" for lane, seconds in cpu.items())
           + f"; {sum(cpu.values()) / 60:.1f} min in all, "
             f"{sum(cpu.values()) / wall / (os.cpu_count() or 1):.0%} of this machine's "
             f"{os.cpu_count()} cores")
-    return passed(main_rc) or passed(host_rc) or passed(side_rc)
+    return next((r for r in (passed(rc[lane]) for lane in ("main", "host", *SIDE_LANES)) if r),
+                0)
 
 
 def passed(rc: int) -> int:

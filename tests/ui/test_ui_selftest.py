@@ -223,3 +223,25 @@ async def test_console_app_uses_the_ansi_theme():
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert app.theme == "textual-ansi" and app.ansi_color
+
+
+@asynctest
+async def test_a_password_check_that_breaks_says_so_and_shows_no_secret(tmp_path):
+    shell = shell_with(tmp_path, "$6$salt$hash")
+
+    def broken(password: str) -> bool:
+        raise OSError(f"cannot read {shell.shadow_path}: $6$salt$hash")
+
+    shell.verify = broken  # type: ignore[method-assign]
+    app = make_app(shell=shell)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("exclamation_mark")
+        await pilot.pause()
+        await pilot.press(*"s3cret", "enter")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        shown = "\n".join(screen_lines(app))
+        assert "could not check the password (OSError)" in shown
+        assert "$6$" not in shown and "s3cret" not in shown
+        assert isinstance(app.screen, PasswordScreen) and shell.launched == 0
+        assert not app.screen.query_one("#password").disabled

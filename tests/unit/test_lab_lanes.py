@@ -31,7 +31,8 @@ ADAPT = mod("test_adaptive", SHARED_LAB=SHARED, QUIET_HOST=True)
 FORWARDS = mod("test_forwards", SHARED_LAB=SHARED)
 CPU = mod("test_tunnel_cpu", QUIET_HOST=True)
 PAIR = mod("test_pairing")
-ITEMS = [item(m, n) for m in (HOST, UPGRADE, FIRST, SELF, CPU, PAIR) for n in range(2)]
+KEYS = mod("test_keystrokes", LANE="console", SHARED_LAB=SHARED, SHARED_LAB_FRESH=True)
+ITEMS = [item(m, n) for m in (HOST, UPGRADE, FIRST, SELF, CPU, PAIR, KEYS) for n in range(2)]
 
 
 def names(items) -> list[str]:
@@ -42,9 +43,12 @@ def test_each_lane_runs_its_own_modules_and_all_runs_every_one():
     main, other = lanes.select(ITEMS, "main")
     assert names(main) == ["test_first_boot", "test_selftest", "test_tunnel_cpu",
                            "test_pairing"]
-    assert names(other) == ["test_unit", "test_upgrade"]
+    assert names(other) == ["test_unit", "test_upgrade", "test_keystrokes"]
     side, _ = lanes.select(ITEMS, "side")
     assert names(side) == ["test_upgrade"]
+    console, _ = lanes.select(ITEMS, "console")
+    assert names(console) == ["test_keystrokes"]
+    assert set(lanes.SIDE_LANES) == {"side", "console"}
     host, _ = lanes.select(ITEMS, "host")  # no guest: the host lane, whatever LANE says
     assert names(host) == ["test_unit"]
     assert lanes.select(ITEMS, "all") == (ITEMS, [])

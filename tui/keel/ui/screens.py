@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import Input, Static
-from textual.worker import Worker, get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from keel.metrics.snapshots import CakeSnapshot, LatencySnapshot, TunnelSnapshot
 from keel.selftest.events import Event, Failed, Progress, Sample
@@ -647,11 +647,26 @@ class PasswordScreen(ModalScreen[bool]):
                         exit_on_error=False)
         event.input.value = ""
 
-    def _verify(self, password: str) -> None:
+    def _verify(self, password: str) -> bool:
         ok = self.app.shell.verify(password)  # type: ignore[attr-defined]
         if not ok:
             time.sleep(self.app.password_delay)  # type: ignore[attr-defined]
-        self.app.call_from_thread(self._verified, ok)
+        return ok
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # once the worker has ended: a dismiss from inside it (the right
+        # password) would cancel the worker that asked for it
+        if event.worker.group != "password":
+            return
+        if event.state == WorkerState.SUCCESS:
+            self._verified(bool(event.worker.result))
+        elif event.state == WorkerState.ERROR:  # not a wrong password: say what broke
+            self.query_one("#pw-error", Static).update(
+                "could not check the password "
+                f"({type(event.worker.error).__name__})")
+            field = self.query_one("#password", Input)
+            field.disabled = False
+            field.focus()
 
     def _verified(self, ok: bool) -> None:
         if ok:
