@@ -139,9 +139,11 @@ class ConsoleUI:
         text typed as it is. After a key, the UI gets time to take it: it
         has once it has drawn the change and then been quiet for a third of
         `pause` (at most `pause`; both scaled for emulation). Text that
-        follows a key goes to the field the key moves the focus to: it waits
-        for a whole frame with the cursor (the focused input's caret)
-        elsewhere than before the key."""
+        follows a key goes to the field the key moves the focus to: it is
+        typed once a whole frame has the cursor (the focused input's caret)
+        elsewhere than before the key, and the next key waits until a frame
+        has the caret after all of it (a UI behind the keys drew the caret
+        moving along the text, which is not the focus moving)."""
         for i, key in enumerate(keys):
             frames, cursor = self.term.frames, self.term.cursor
             self.child.send(KEYS.get(key, key))
@@ -150,19 +152,38 @@ class ConsoleUI:
                 self.settle(most, quiet)
                 if i + 1 < len(keys) and keys[i + 1] not in KEYS:
                     self.focus_moved(frames, cursor)
+            elif i > 0 and keys[i - 1] in KEYS:
+                self.typed(key, cursor)
             else:
                 self.pump(0.1)
+
+    def _frames_needed(self) -> None:
+        if not self.term.asked or self.term.frames == 0:
+            raise LabError(f"{self.guest.name}: the UI never asked for synchronized output or "
+                           "never drew a whole frame: the driver cannot tell where the focus is")
 
     def focus_moved(self, frames: int, cursor: tuple[int, int]) -> None:
         """Pump until a frame after the `frames`th leaves the cursor elsewhere
         than `cursor`, or TEXT_WAIT_S (scaled) has passed."""
-        if not self.term.asked or self.term.frames == 0:
-            raise LabError(f"{self.guest.name}: the UI never asked for synchronized output or "
-                           "never drew a whole frame: the driver cannot tell where the focus is")
+        self._frames_needed()
         deadline = time.monotonic() + self.guest.accel.scale(TEXT_WAIT_S)
         while time.monotonic() < deadline:
             if self.term.frames > frames and self.term.cursor != cursor:
                 return
+            self.pump(0.1)
+
+    def typed(self, text: str, caret: tuple[int, int]) -> None:
+        """Pump until a whole frame has the caret len(`text`) cells right of
+        `caret` (where it was before `text`); LabError after TEXT_WAIT_S
+        (scaled): the text did not go where it was meant to."""
+        self._frames_needed()
+        want = (caret[0] + len(text), caret[1])
+        deadline = time.monotonic() + self.guest.accel.scale(TEXT_WAIT_S)
+        while self.term.cursor != want:
+            if time.monotonic() >= deadline:
+                raise LabError(f"{self.guest.name}: after typing {len(text)} characters the "
+                               f"caret is at {self.term.cursor}, not {want}; the screen:\n"
+                               + self.text())
             self.pump(0.1)
 
     def quit(self) -> None:
