@@ -41,8 +41,8 @@ bundle: dev-image
 		$(OUT)/keys/dev.key.pem $(DEV_BUNDLE)
 
 # static checks first (fast), then the dev image, then every test: the upgrade
-# lab and the first boot by keystrokes in lanes of their own beside the rest,
-# the modules that measure the host's spare CPU last and alone (tests/lab/lanes.py)
+# lab in a second lane beside the rest, the modules that measure the host's
+# spare CPU last and alone (tests/lab/lanes.py)
 test: host-deps check dev-image
 	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m tests.lab.lanes --durations=15 $(PYTEST_ARGS) tests
 
