@@ -21,9 +21,9 @@ from tests.lab import shared
 from tests.lab import topology as topo
 from tests.lab.ui_driver import ConsoleUI
 
-# keystrokes typed into a guest's Textual UI: beside the side lane's load a
-# focus change came after the next field's text (tests/lab/lanes.py; seen
-# again this session: the gateway typed into the address field)
+# keystrokes typed into a guest's Textual UI: beside the other lanes' load a
+# focus change came after the next field's text (seen again with the driver
+# waiting for a key's first drawing: the text went into the address field)
 QUIET_HOST = True
 SHARED_LAB = shared.bloated_lab
 SHARED_LAB_FRESH = True  # guests as first booted: no other module has set them up

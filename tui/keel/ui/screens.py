@@ -661,12 +661,8 @@ class PasswordScreen(ModalScreen[bool]):
         if event.state == WorkerState.SUCCESS:
             self._verified(bool(event.worker.result))
         elif event.state == WorkerState.ERROR:  # not a wrong password: say what broke
-            self.query_one("#pw-error", Static).update(
-                "could not check the password "
-                f"({type(event.worker.error).__name__})")
-            field = self.query_one("#password", Input)
-            field.disabled = False
-            field.focus()
+            self._ask_again(f"could not check the password "
+                            f"({type(event.worker.error).__name__})")
 
     def _verified(self, ok: bool) -> None:
         if ok:
@@ -676,7 +672,10 @@ class PasswordScreen(ModalScreen[bool]):
         if self.tries >= self.MAX_TRIES:
             self.dismiss(False)
             return
-        self.query_one("#pw-error", Static).update("wrong password")
+        self._ask_again("wrong password")
+
+    def _ask_again(self, why: str) -> None:
+        self.query_one("#pw-error", Static).update(why)
         field = self.query_one("#password", Input)
         field.disabled = False
         field.focus()
