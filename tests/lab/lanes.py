@@ -4,8 +4,10 @@
   snapshot tests), spread over HOST_WORKERS processes by pytest-xdist (they
   wait more than they compute: network namespaces, timers, the UI's pilot);
 - the side lanes, from the start beside the others: the lab modules that
-  name `LANE = "side"` (the upgrade lab: one lab, reboots and installs), one
-  process for each name in SIDE_LANES;
+  name `LANE = "side"` (the upgrade lab: one lab, reboots and installs) and
+  `LANE = "console"` (the first boot by keystrokes: a lab of its own, then
+  mostly waiting for a UI under emulation), one process for each name in
+  SIDE_LANES;
 - the main lane, once the host lane has ended: every other lab module. One
   whose verdicts measure the host's spare CPU (rates, latency under load,
   CPU cost) names `QUIET_HOST = True`: the main lane runs those last, and
@@ -42,7 +44,7 @@ from tests.lab.lifetime import shared_name
 LOCK = paths.RUNS / "side-lane.lock"  # held while the host or a side lane runs
 # the lanes that start beside the host lane, each its own process: the lab
 # modules naming `LANE = "<name>"`
-SIDE_LANES = ("side",)
+SIDE_LANES = ("side", "console")
 # xdist workers for the host lane: its tests mostly wait (2.5 CPU-min in 6
 # min of one process), so more workers than cores
 HOST_WORKERS = 3

@@ -82,17 +82,19 @@ class ConsoleUI:
 
     def press(self, *keys: str, pause: float = 0.75) -> None:
         """Each argument: a key name (enter, tab, escape, up, down, ...) or
-        text typed as it is. After a key that can move the focus, the UI
-        gets time to take it: Textual moves the focus after the keys already
-        queued, so text typed at once would land in the field just left. It
-        has taken it once it has drawn the change and then been quiet for a
-        third of `pause` (at most `pause`; both scaled for emulation)."""
+        text typed as it is, all at once, as a fast typist on a slow console
+        types: the UI takes keys typed ahead of it one at a time, each once
+        the one before has settled (keel.ui.typeahead), so the text after an
+        [enter] lands in the next field. Only after [escape] does the driver
+        wait for the UI to draw and then be quiet for a third of `pause` (at
+        most `pause`; both scaled for emulation): an escape with another key
+        right behind it reads as alt+key."""
         for key in keys:
             self.child.send(KEYS.get(key, key))
-            if key in KEYS:
+            if key == "escape":
                 self.settle(self.guest.accel.scale(pause), self.guest.accel.scale(pause / 3))
             else:
-                self.pump(0.1)
+                self.pump(0.05)
 
     def quit(self) -> None:
         self.press("escape", "escape", "escape")

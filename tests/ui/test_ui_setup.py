@@ -10,6 +10,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from textual.events import Key
+
 from keel.apply.rates import KEEL
 from keel.config.load import parse_config
 from keel.parse.ipaddr import Nic
@@ -291,3 +293,38 @@ def test_nic_step_console_80x24(snap_compare, tmp_path):
 def test_nic_step_modern_120x40(snap_compare, tmp_path):
     assert snap_compare(make_app(MODERN), terminal_size=(120, 40),
                         run_before=_nic_step(tmp_path))
+
+
+def typed_at_once(app, *typed: str) -> None:
+    """Keys as a fast typist on a slow console sends them: all in the app's
+    queue before it has taken the first (no pilot wait between them)."""
+    for item in typed:
+        for key in ([item] if item in ("enter", "down", "up", "tab") else list(item)):
+            name = {".": "full_stop", "/": "slash"}.get(key, key)
+            char = {"enter": "\r", "tab": "\t"}.get(key, key if len(key) == 1 else None)
+            app._driver.send_message(Key(name, char))
+
+
+async def until_title(app, pilot, text: str, rounds: int = 100) -> None:
+    for _ in range(rounds):
+        if text in title(app):
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"no {text!r} in the title: {title(app)!r}")
+
+
+@asynctest
+async def test_keys_typed_ahead_land_in_the_field_they_were_typed_for(tmp_path):
+    """The VPS step typed at once: the choice, its [enter], the address, its
+    [enter] and the gateway before the UI has moved the focus once."""
+    app = make_app(typeahead=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_wizard(app, pilot, wizard(tmp_path, FakeKeel(), VPS_NIC))
+        await keys(pilot, "down", "enter", "enter")  # hub, its one NIC
+        assert "step 3/6" in title(app)
+        typed_at_once(app, "down", "enter", "198.51.100.7/32", "enter", "198.51.100.1",
+                      "enter")
+        await until_title(app, pilot, "step 4/6: The WireGuard tunnel")
+        answers = screen.answers
+        assert (answers.wan_mode, answers.wan_address, answers.wan_gateway) == (
+            "static", "198.51.100.7/32", "198.51.100.1")

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from textual import events
 from textual.app import App, SuspendNotSupported
 from textual.binding import Binding
 from textual.driver import Driver
@@ -25,6 +26,7 @@ from keel.ui.screens import (
 )
 from keel.ui.selftest import MeasuredRates, RecommendedRates, SelfTestRunner
 from keel.ui.shell import RootPassword, RootShell
+from keel.ui.typeahead import Typeahead
 
 ApplyRates = Callable[[RecommendedRates], str]
 ApplyAdaptive = Callable[[RecommendedRates, MeasuredRates], str]
@@ -142,8 +144,8 @@ class KeelApp(App):
                  shell: RootShell | None = None, intervals: Mapping[str, float] | None = None,
                  password_delay: float = 2.0, quit_after: float | None = None,
                  passwords: PasswordStore | None = None, key_store: KeyStore | None = None,
-                 user_config: Path | None = None, setup: Callable[[bool], Any] | None = None
-                 ) -> None:
+                 user_config: Path | None = None, setup: Callable[[bool], Any] | None = None,
+                 typeahead: bool | None = None) -> None:
         super().__init__(ansi_color=profile.console)
         self.collectors = dict(collectors)
         self.profile = profile
@@ -162,6 +164,25 @@ class KeelApp(App):
         # first boot: the setup wizard when this file is absent (None: never)
         self.user_config = user_config
         self.make_setup = setup
+        # keys typed ahead of the UI taken one at a time (keel.ui.typeahead);
+        # None: on a terminal, off headless (the tests' pilot waits itself)
+        self.typeahead_on = typeahead
+        self._typeahead: Typeahead | None = None
+
+    async def on_event(self, event: events.Event) -> None:
+        if (isinstance(event, events.Key) and not event.is_forwarded
+                and (typeahead := self._keys_in_turn()) is not None
+                and typeahead.holds(event)):
+            return
+        await super().on_event(event)
+
+    def _keys_in_turn(self) -> Typeahead | None:
+        if self._typeahead is None:
+            if self.typeahead_on is None:
+                self.typeahead_on = not self.is_headless
+            if self.typeahead_on:
+                self._typeahead = Typeahead(self)
+        return self._typeahead
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's Linux driver with a quieter input thread (keel.ui.driver);
