@@ -13,11 +13,11 @@ set -euo pipefail
 TOP=$(cd "$(dirname "$0")/../../.." && pwd)
 PACKAGES="ovmf mmdebstrap genimage grub-pc-bin grub-efi-amd64-bin grub-common mtools
 	dosfstools e2fsprogs squashfs-tools cpio xz-utils gzip shellcheck tmux python3-pip rauc openssl
-	kea-dhcp6-server radvd iputils-ping dnsmasq-base"
+	kea-dhcp6-server radvd iputils-ping dnsmasq-base nftables"
 # a command each package gives (to tell what is missing without dpkg's view)
 TOOLS="qemu-system-x86_64 qemu-img mmdebstrap genimage grub-mkimage mcopy mkfs.vfat
 	mkfs.ext4 mksquashfs cpio xz gzip shellcheck tmux ruff rauc openssl
-	kea-dhcp6 radvd ping nsenter setsid dnsmasq"
+	kea-dhcp6 radvd ping nsenter setsid dnsmasq nft"
 
 missing_tools() {
 	for tool in $TOOLS; do command -v "$tool" >/dev/null || echo "$tool"; done
