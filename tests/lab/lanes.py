@@ -3,12 +3,9 @@
 - the host lane: every test that boots no guest (unit, UI pilot and
   snapshot tests), spread over HOST_WORKERS processes by pytest-xdist (they
   wait more than they compute: network namespaces, timers, the UI's pilot);
-- the side lanes, each its own process: from the start beside the host
-  lane, the lab modules that name `LANE = "side"` (the upgrade lab: one lab,
-  reboots and installs); once the host lane has ended, those that name
-  `LANE = "console"` (the first boot by keystrokes: a lab of its own, then
-  mostly waiting for a UI under emulation; its four guests booting beside
-  the host lane made that lane three times slower, 12.9 min against 3.8);
+- the side lanes, from the start beside the others: the lab modules that
+  name `LANE = "side"` (the upgrade lab: one lab, reboots and installs), one
+  process for each name in SIDE_LANES;
 - the main lane, once the host lane has ended: every other lab module. One
   whose verdicts measure the host's spare CPU (rates, latency under load,
   CPU cost) names `QUIET_HOST = True`: the main lane runs those last, and
@@ -43,12 +40,9 @@ from tests.lab import paths
 from tests.lab.lifetime import shared_name
 
 LOCK = paths.RUNS / "side-lane.lock"  # held while the host or a side lane runs
-# the side lanes, each its own process for the lab modules naming
-# `LANE = "<name>"`: those that start beside the host lane, and those that
-# start with the main lane, once the host lane has ended
-EARLY_LANES = ("side",)
-LATE_LANES = ("console",)
-SIDE_LANES = EARLY_LANES + LATE_LANES
+# the lanes that start beside the host lane, each its own process: the lab
+# modules naming `LANE = "<name>"`
+SIDE_LANES = ("side",)
 # xdist workers for the host lane: its tests mostly wait (2.5 CPU-min in 6
 # min of one process), so more workers than cores
 HOST_WORKERS = 3
@@ -137,12 +131,9 @@ def main(argv: list[str]) -> int:
         fcntl.flock(lock, fcntl.LOCK_EX)  # held for the host and side lanes
         began = time.monotonic()
         logs = {lane: log_of(lane).open("w") for lane in ("host", *SIDE_LANES)}
-
-        def side(lane: str) -> subprocess.Popen:
-            return subprocess.Popen([*pytest, "--lane", lane, *argv], stdout=logs[lane],
-                                    stderr=subprocess.STDOUT, env=env)
-
-        procs = {lane: side(lane) for lane in EARLY_LANES}
+        procs = {lane: subprocess.Popen([*pytest, "--lane", lane, *argv], stdout=logs[lane],
+                                        stderr=subprocess.STDOUT, env=env)
+                 for lane in SIDE_LANES}
         procs["host"] = subprocess.Popen([*pytest, "--lane", "host", "-p", "xdist",
                                           "-n", str(HOST_WORKERS), *argv],
                                          stdout=logs["host"], stderr=subprocess.STDOUT, env=env)
@@ -166,10 +157,6 @@ def main(argv: list[str]) -> int:
         print(f"(host lane ended: {took['host'] / 60:.1f} min, exit {rc['host']}; the main "
               "lane starts)", flush=True)
         procs["main"] = subprocess.Popen([*pytest, "--lane", "main", *argv])
-        for lane in LATE_LANES:
-            procs[lane] = side(lane)
-            print(f"{lane} lane: pytest --lane {lane} (pid {procs[lane].pid}), output in "
-                  f"{log_of(lane)}", flush=True)
         waiting = list(SIDE_LANES)
         while waiting:
             ended = next((lane for lane in waiting if procs[lane].poll() is not None), None)
