@@ -85,6 +85,11 @@ UPGRADE_HANDSHAKE_WAIT_S = 180
 # `keel upgrade --tunnel-wait S` may set another wait for one install, within these
 UPGRADE_HANDSHAKE_WAIT_RANGE_S = (30, 3600)
 UPGRADE_SEEN_S = 120
+# the console UI on tty1 still starting (its process running, nothing drawn
+# yet: Python and Textual on a throttled CPU) gets until this much uptime;
+# one that failed (no process: tty1 fell back to a login) is judged at
+# UPGRADE_SEEN_S. Under emulation beside a loaded host it took more than 120 s
+UPGRADE_UI_START_S = 300
 # GRUB tries a slot at most this many times before the next (grub.cfg.in)
 UPGRADE_BOOT_TRIES = 3
 

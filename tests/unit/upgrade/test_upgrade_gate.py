@@ -6,7 +6,12 @@ from __future__ import annotations
 import pytest
 
 from keel.apply.boot import BootRecord, Failure
-from keel.thresholds import UPGRADE_BOOT_TRIES, UPGRADE_HANDSHAKE_WAIT_S, UPGRADE_SEEN_S
+from keel.thresholds import (
+    UPGRADE_BOOT_TRIES,
+    UPGRADE_HANDSHAKE_WAIT_S,
+    UPGRADE_SEEN_S,
+    UPGRADE_UI_START_S,
+)
 from keel.upgrade.gate import Observation, Verdict, fell_back, judge
 from keel.upgrade.record import Outcome, Pending
 
@@ -17,10 +22,12 @@ APPLIED = BootRecord(USER, at=5.0)
 
 
 def seen(uptime: float = 30.0, apply: BootRecord | None = APPLIED, ui_seen: bool = True,
-         stall_running: bool = True, sessions: tuple[str, ...] = (HUB[0],)) -> Observation:
+         stall_running: bool = True, sessions: tuple[str, ...] = (HUB[0],),
+         ui_starting: bool = False) -> Observation:
     """A healthy trial boot at `uptime`, but for what the test changes."""
     return Observation(uptime=uptime, apply=apply, ui_seen=ui_seen,
-                       stall_running=stall_running, sessions=frozenset(sessions))
+                       stall_running=stall_running, sessions=frozenset(sessions),
+                       ui_starting=ui_starting)
 
 
 def test_thresholds_as_documented() -> None:
@@ -76,6 +83,15 @@ def test_stall_meter_waits_then_rolls_back() -> None:
 def test_console_ui_waits_then_rolls_back() -> None:
     assert judge(seen(uptime=60.0, ui_seen=False), (HUB,)) == Verdict("wait")
     assert judge(seen(uptime=UPGRADE_SEEN_S + 30, ui_seen=False), (HUB,)) == Verdict(
+        "roll back", "the console UI did not start on tty1")
+
+
+def test_a_console_ui_still_starting_gets_longer_and_then_rolls_back() -> None:
+    """Its process runs on tty1 but has drawn nothing yet (a throttled CPU):
+    no rollback at UPGRADE_SEEN_S, one at UPGRADE_UI_START_S."""
+    slow = {"ui_seen": False, "ui_starting": True}
+    assert judge(seen(uptime=UPGRADE_SEEN_S + 30, **slow), (HUB,)) == Verdict("wait")
+    assert judge(seen(uptime=UPGRADE_UI_START_S, **slow), (HUB,)) == Verdict(
         "roll back", "the console UI did not start on tty1")
 
 
@@ -164,3 +180,23 @@ def test_the_install_may_give_the_peers_another_wait() -> None:
     assert judge(seen(uptime=60.0, sessions=()), (HUB,), tunnel_wait=60) == Verdict(
         "roll back", "no handshake with hub in 60 s")
     assert judge(seen(uptime=600.0, sessions=()), (HUB,), tunnel_wait=900) == Verdict("wait")
+
+
+def test_the_console_ui_on_tty1_is_found_by_its_process(tmp_path) -> None:
+    """keel.system.console.tty1_ui_running on a /proc made of real stat and
+    cmdline lines: `keel tui --console` on tty1 (tty_nr 1025) counts; the
+    same on the serial console (ttyS0, 1088), or `keel tui` there, does not."""
+    from keel.system.console import tty1_ui_running
+
+    def proc(pid: int, argv: list[str], tty_nr: int) -> None:
+        d = tmp_path / str(pid)
+        d.mkdir()
+        (d / "cmdline").write_bytes(b"\0".join(a.encode() for a in argv) + b"\0")
+        (d / "stat").write_text(f"{pid} (keel) S 1 {pid} {pid} {tty_nr} {pid} 4194560 "
+                                "1202 0 0 0 410 95 0 0 20 0 3 0 2893 1 2 0 0\n")
+
+    proc(481, ["/usr/bin/python3", "/bin/keel", "tui"], 1088)
+    proc(482, ["/usr/bin/python3", "/bin/keel", "tui", "--console"], 1088)
+    assert not tty1_ui_running(tmp_path)
+    proc(483, ["/usr/bin/python3", "/bin/keel", "tui", "--console"], 1025)
+    assert tty1_ui_running(tmp_path)

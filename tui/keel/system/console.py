@@ -11,6 +11,7 @@ CONSOLE = Path("/dev/console")
 UPTIME = Path("/proc/uptime")
 CMDLINE = Path("/proc/cmdline")
 TTY1 = "/dev/tty1"
+TTY1_NR = (4 << 8) | 1  # tty1's device number, as /proc/<pid>/stat gives it
 
 
 def on_tty1() -> bool:
@@ -19,6 +20,21 @@ def on_tty1() -> bool:
         return os.ttyname(0) == TTY1
     except OSError:
         return False
+
+
+def tty1_ui_running(proc: Path = Path("/proc")) -> bool:
+    """A `keel tui --console` process runs on tty1 (started by init, maybe
+    not yet drawn)."""
+    for entry in proc.glob("[0-9]*"):
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            # field 7, tty_nr: tty1 is major 4, minor 1
+            tty = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[4])
+        except (OSError, IndexError, ValueError):
+            continue
+        if b"tui" in argv and b"--console" in argv and tty == TTY1_NR:
+            return True
+    return False
 
 
 def say(line: str) -> None:

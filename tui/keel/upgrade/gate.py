@@ -24,7 +24,12 @@ from pathlib import Path
 
 from keel.apply.boot import BootRecord
 from keel.shown import shown
-from keel.thresholds import UPGRADE_BOOT_TRIES, UPGRADE_HANDSHAKE_WAIT_S, UPGRADE_SEEN_S
+from keel.thresholds import (
+    UPGRADE_BOOT_TRIES,
+    UPGRADE_HANDSHAKE_WAIT_S,
+    UPGRADE_SEEN_S,
+    UPGRADE_UI_START_S,
+)
 from keel.upgrade.record import Outcome, Pending, Records
 
 UI_READY = Path("/run/keel/tty1-ui.ready")
@@ -40,6 +45,9 @@ class Observation:
     ui_seen: bool  # the console UI has started on tty1 (or the user turned it off)
     stall_running: bool
     sessions: frozenset[str]  # public keys of the peers with a session now
+    # the console UI's process runs on tty1, not yet drawn (a slow start, not
+    # a failed one: it gets until UPGRADE_UI_START_S)
+    ui_starting: bool = False
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,8 @@ def judge(obs: Observation, peers: tuple[tuple[str, str], ...],
     if not obs.stall_running:
         return Verdict("roll back", "the stall meter is not running") if late else Verdict("wait")
     if not obs.ui_seen:
+        if obs.ui_starting and obs.uptime < UPGRADE_UI_START_S:
+            return Verdict("wait")
         return Verdict("roll back", "the console UI did not start on tty1") \
             if late else Verdict("wait")
     missing = [name for key, name in peers if key not in obs.sessions]
@@ -97,13 +107,14 @@ def alive(pidfile: Path) -> bool:
 
 def observe() -> Observation:
     from keel.apply.boot import read_record
-    from keel.system.console import uptime
+    from keel.system.console import tty1_ui_running, uptime
     from keel.upgrade.system import sessions
 
     return Observation(uptime=uptime(), apply=read_record(Path("/run/keel")),
                        ui_seen=UI_READY.exists() or UI_OFF.exists(),
                        stall_running=alive(STALL_PID),
-                       sessions=frozenset(key for key, _ in sessions()))
+                       sessions=frozenset(key for key, _ in sessions()),
+                       ui_starting=not UI_READY.exists() and tty1_ui_running())
 
 
 def run_gate(say: Callable[[str], None], reboot: Callable[[], None],
