@@ -92,11 +92,15 @@ def upgrade(edge: Guest, name: str, *options: str) -> str:
 
 
 def settled(edge: Guest) -> dict:
-    """The gate's outcome on this boot: no trial pending any more, and the
+    """The gate's outcome on this boot, once its apply has ended: no trial pending any more, and the
     booted slot no longer "trying" (GRUB counted this boot; the gate marks
     it good). Both polled in the shell, on the gate's record and on grubenv
     (a `keel` command every few seconds would take the guest's CPU from the
     gate it waits for), then read once by `keel upgrade status`."""
+    # this boot's apply has ended (its record is written last, on /run): on a
+    # loaded host it ran past 100 s of uptime, after the login and after the
+    # gate's marks of a boot that is no trial, and the tunnel was not up yet
+    edge.until("test -e /run/keel/boot-fallback.json", GATE_TIMEOUT, every=2)
     edge.until("test ! -e /data/keel/upgrade/pending.json", GATE_TIMEOUT, every=2)
     slot, _ = slot_and_version(edge, version=False)
     edge.until(f"grep -qax '{slot}_TRY=0' {GRUBENV}", GATE_TIMEOUT, every=2)
