@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 from pathlib import Path
+
+from textual.worker import WorkerCancelled
 
 from keel.access.password import PasswordStore
 from keel.access.ssh_keys import KeyStore
@@ -110,9 +113,14 @@ def make_app(profile=CONSOLE, collectors=None, **kwargs):
 
 
 async def settle(pilot) -> None:
-    """Let every poll worker finish and its message be shown."""
+    """Let every poll worker finish and its message be shown. A worker
+    cancelled meanwhile (an exclusive poll replaced by the next one, as the
+    forwards screen's) has finished too: under load one was, and waiting
+    for it raised WorkerCancelled."""
     for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
+        for worker in list(pilot.app.workers):
+            with contextlib.suppress(WorkerCancelled):
+                await worker.wait()
         while getattr(pilot.app.screen, "polling", False):  # the screen's poll thread
             await asyncio.sleep(0.005)
         await pilot.pause()
