@@ -92,12 +92,11 @@ def upgrade(edge: Guest, name: str, *options: str) -> str:
 
 
 def settled(edge: Guest) -> dict:
-    """The gate's outcome on this boot, once its apply has ended: no trial pending any more, and the
+    """The gate's outcome on this boot (after applied()): no trial pending any more, and the
     booted slot no longer "trying" (GRUB counted this boot; the gate marks
     it good). Both polled in the shell, on the gate's record and on grubenv
     (a `keel` command every few seconds would take the guest's CPU from the
     gate it waits for), then read once by `keel upgrade status`."""
-    applied(edge)  # the gate's marks of a boot that is no trial come before it
     edge.until("test ! -e /data/keel/upgrade/pending.json", GATE_TIMEOUT, every=2)
     slot, _ = slot_and_version(edge, version=False)
     edge.until(f"grep -qax '{slot}_TRY=0' {GRUBENV}", GATE_TIMEOUT, every=2)
