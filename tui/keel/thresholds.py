@@ -78,18 +78,20 @@ MIN_HELD_SECONDS = 3
 
 # Upgrades (keel.upgrade): a new slot is kept only when, after its boot, every
 # peer that had a session before the upgrade has one again within this many
-# seconds (WireGuard's own limit for a session: a handshake older than 180 s
-# is no session), the boot's apply took the user's config, the console UI
+# seconds of the boot's apply ending (WireGuard's own limit for a session: a
+# handshake older than 180 s is no session), the boot's apply took the user's config, the console UI
 # runs on tty1 and the stall meter runs (each seen within UPGRADE_SEEN_S).
 UPGRADE_HANDSHAKE_WAIT_S = 180
 # `keel upgrade --tunnel-wait S` may set another wait for one install, within these
 UPGRADE_HANDSHAKE_WAIT_RANGE_S = (30, 3600)
 UPGRADE_SEEN_S = 120
-# the console UI on tty1 still starting (its process running, nothing drawn
-# yet: Python and Textual on a throttled CPU) gets until this much uptime;
-# one that failed (no process: tty1 fell back to a login) is judged at
-# UPGRADE_SEEN_S. Under emulation beside a loaded host it took more than 120 s
-UPGRADE_UI_START_S = 300
+# a boot step still running on a trial boot (the boot's `keel apply --boot`,
+# its process alive; the console UI, its process on tty1 and nothing drawn
+# yet: Python and Textual on a throttled CPU) is slow, not failed: it gets
+# until this much uptime; one that failed (no process) is judged at
+# UPGRADE_SEEN_S. Under emulation beside a loaded host both took more than
+# 120 s. The peers' handshake window counts from the apply's end.
+UPGRADE_SLOW_START_S = 300
 # GRUB tries a slot at most this many times before the next (grub.cfg.in)
 UPGRADE_BOOT_TRIES = 3
 

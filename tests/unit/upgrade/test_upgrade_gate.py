@@ -10,7 +10,7 @@ from keel.thresholds import (
     UPGRADE_BOOT_TRIES,
     UPGRADE_HANDSHAKE_WAIT_S,
     UPGRADE_SEEN_S,
-    UPGRADE_UI_START_S,
+    UPGRADE_SLOW_START_S,
 )
 from keel.upgrade.gate import Observation, Verdict, fell_back, judge
 from keel.upgrade.record import Outcome, Pending
@@ -23,11 +23,11 @@ APPLIED = BootRecord(USER, at=5.0)
 
 def seen(uptime: float = 30.0, apply: BootRecord | None = APPLIED, ui_seen: bool = True,
          stall_running: bool = True, sessions: tuple[str, ...] = (HUB[0],),
-         ui_starting: bool = False) -> Observation:
+         ui_starting: bool = False, apply_running: bool = False) -> Observation:
     """A healthy trial boot at `uptime`, but for what the test changes."""
     return Observation(uptime=uptime, apply=apply, ui_seen=ui_seen,
                        stall_running=stall_running, sessions=frozenset(sessions),
-                       ui_starting=ui_starting)
+                       ui_starting=ui_starting, apply_running=apply_running)
 
 
 def test_thresholds_as_documented() -> None:
@@ -49,6 +49,26 @@ def test_apply_not_ended_waits_then_rolls_back() -> None:
     assert judge(seen(uptime=UPGRADE_SEEN_S - 0.1, apply=None), (HUB,)) == Verdict("wait")
     assert judge(seen(uptime=UPGRADE_SEEN_S, apply=None), (HUB,)) == Verdict(
         "roll back", "keel apply --boot did not end in 120 s")
+
+
+def test_an_apply_still_running_gets_longer_and_then_rolls_back() -> None:
+    """Its process alive, no record yet (a throttled CPU: S40keel let the
+    boot go on at 100 s): no rollback at UPGRADE_SEEN_S, one at
+    UPGRADE_SLOW_START_S, which the reason names."""
+    slow = {"apply": None, "apply_running": True}
+    assert judge(seen(uptime=UPGRADE_SEEN_S + 60, **slow), (HUB,)) == Verdict("wait")
+    assert judge(seen(uptime=UPGRADE_SLOW_START_S, **slow), (HUB,)) == Verdict(
+        "roll back", "keel apply --boot did not end in 300 s")
+
+
+def test_the_handshake_window_counts_from_the_applys_end() -> None:
+    """The tunnel is set up by the apply: a slow apply that ended at 150 s
+    leaves the peers their whole 180 s from there, not 30."""
+    late = BootRecord(USER, at=5.0, uptime=150.0)
+    assert judge(seen(uptime=329.5, apply=late, sessions=()), (HUB,)) == Verdict("wait")
+    assert judge(seen(uptime=330.0, apply=late, sessions=()), (HUB,)) == Verdict(
+        "roll back", "no handshake with hub in 180 s")
+    assert judge(seen(uptime=329.5, apply=late), (HUB,)) == Verdict("keep")
 
 
 def test_apply_could_apply_nothing() -> None:
@@ -88,10 +108,10 @@ def test_console_ui_waits_then_rolls_back() -> None:
 
 def test_a_console_ui_still_starting_gets_longer_and_then_rolls_back() -> None:
     """Its process runs on tty1 but has drawn nothing yet (a throttled CPU):
-    no rollback at UPGRADE_SEEN_S, one at UPGRADE_UI_START_S."""
+    no rollback at UPGRADE_SEEN_S, one at UPGRADE_SLOW_START_S."""
     slow = {"ui_seen": False, "ui_starting": True}
     assert judge(seen(uptime=UPGRADE_SEEN_S + 30, **slow), (HUB,)) == Verdict("wait")
-    assert judge(seen(uptime=UPGRADE_UI_START_S, **slow), (HUB,)) == Verdict(
+    assert judge(seen(uptime=UPGRADE_SLOW_START_S, **slow), (HUB,)) == Verdict(
         "roll back", "the console UI did not start on tty1")
 
 
@@ -200,3 +220,26 @@ def test_the_console_ui_on_tty1_is_found_by_its_process(tmp_path) -> None:
     assert not tty1_ui_running(tmp_path)
     proc(483, ["/usr/bin/python3", "/bin/keel", "tui", "--console"], 1025)
     assert tty1_ui_running(tmp_path)
+
+
+def test_the_boot_apply_is_found_by_its_command_line(tmp_path) -> None:
+    """keel.system.processes.running on a made /proc: S01preload's
+    `keel apply --boot --when-told ...` (through python3) counts; a
+    `keel apply` by hand, or another program's --boot, does not."""
+    from keel.system.processes import running
+    from keel.upgrade.gate import BOOT_APPLY
+
+    def proc(pid: int, argv: list[str]) -> None:
+        d = tmp_path / str(pid)
+        d.mkdir()
+        (d / "cmdline").write_bytes(b"\0".join(a.encode() for a in argv) + b"\0")
+        (d / "stat").write_text(f"{pid} (keel) S 1 {pid} {pid} 0 -1 4194560 "
+                                "1202 0 0 0 410 95 0 0 20 0 3 0 2893 1 2 0 0\n")
+
+    proc(301, ["/usr/bin/python3", "/usr/bin/keel", "apply", "/tmp/edge.toml"])
+    proc(302, ["/sbin/udhcpc", "apply", "--boot"])
+    (tmp_path / "303").mkdir()  # a process that ended while /proc was read
+    assert not running(BOOT_APPLY, tmp_path)
+    proc(304, ["/usr/bin/python3", "/usr/bin/keel", "apply", "--boot", "--when-told",
+               "/run/keel/boot.go", "--started-at", "3.21"])
+    assert running(BOOT_APPLY, tmp_path)

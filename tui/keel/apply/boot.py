@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -73,6 +73,9 @@ class BootRecord:
     applied: str | None
     failures: tuple[Failure, ...] = ()
     at: float = field(default_factory=time.time)
+    # seconds of uptime when the apply ended (None: not known, a record an
+    # older keel wrote): the upgrade gate counts the tunnel's wait from here
+    uptime: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -164,8 +167,9 @@ def read_record(run_dir: Path) -> BootRecord | None:
         failures = tuple(Failure(str(f["source"]), str(f["reason"]))
                          for f in data.get("failures", []))
         applied = data.get("applied")
+        ended = data.get("uptime")
         return BootRecord(None if applied is None else str(applied), failures,
-                          float(data.get("at", 0)))
+                          float(data.get("at", 0)), None if ended is None else float(ended))
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
 
@@ -175,8 +179,10 @@ def _named(item: Candidate | Failure) -> str:
 
 
 def apply_at_boot(applier: BootApplier, user: Path, default: Path,
-                  say: Callable[[str], None]) -> BootRecord:
-    """Apply the first candidate that works; the record of what happened."""
+                  say: Callable[[str], None],
+                  clock: Callable[[], float] | None = None) -> BootRecord:
+    """Apply the first candidate that works; the record of what happened
+    (`clock`: seconds of uptime, read when it ended)."""
     failures: list[Failure] = []
     chain = candidates(user, default, applier.revisions)
     record = BootRecord(None, ())
@@ -204,6 +210,8 @@ def apply_at_boot(applier: BootApplier, user: Path, default: Path,
         say(f"keel: applied {record.applied} (fallback; `keel doctor` says why)")
     else:
         say(f"keel: applied {record.applied}")
+    if clock is not None:
+        record = replace(record, uptime=clock())
     try:
         write_record(applier.run_dir, record)
     except OSError as err:

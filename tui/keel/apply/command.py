@@ -25,6 +25,7 @@ from keel.model import reading
 from keel.model.reading import model_of, read_loaded, read_model
 from keel.state.revisions import RevisionStore, atomic_write
 from keel.system.commands import CommandError, Runner
+from keel.system.console import uptime
 from keel.wireguard import keys
 
 USER_CONFIG = reading.USER_CONFIG
@@ -231,7 +232,7 @@ def _apply_at_boot(applier: Applier, user: Path | None = None,
     boots unconfigured while one of them can be applied."""
     (applier.run_dir / PENDING.name).unlink(missing_ok=True)
     record = boot.apply_at_boot(applier, user or USER_CONFIG, default or DEFAULT_CONFIG,
-                                applier.report)
+                                applier.report, clock=uptime)
     return EXIT_OK if record.applied is not None else EXIT_REFUSED
 
 

@@ -25,16 +25,10 @@ def on_tty1() -> bool:
 def tty1_ui_running(proc: Path = Path("/proc")) -> bool:
     """A `keel tui --console` process runs on tty1 (started by init, maybe
     not yet drawn)."""
-    for entry in proc.glob("[0-9]*"):
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            # field 7, tty_nr: tty1 is major 4, minor 1
-            tty = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[4])
-        except (OSError, IndexError, ValueError):
-            continue
-        if b"tui" in argv and b"--console" in argv and tty == TTY1_NR:
-            return True
-    return False
+    from keel.system.processes import commands, runs
+
+    return any(runs(argv, ("keel", "tui", "--console")) and tty == TTY1_NR
+               for argv, tty in commands(proc))
 
 
 def say(line: str) -> None:

@@ -1,7 +1,10 @@
-"""Processes: whether one still runs, by pid or by its pidfile."""
+"""Processes: whether one still runs, by pid, by its pidfile or by its
+command line."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 PROC = "/proc"
@@ -17,3 +20,31 @@ def pidfile_pid(pidfile: str) -> int | None:
         return int(Path(pidfile).read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return None
+
+
+def commands(proc: Path = Path(PROC)) -> Iterator[tuple[tuple[str, ...], int]]:
+    """Each process's command line and controlling terminal (tty_nr, field 7
+    of /proc/<pid>/stat; 0: none); those that end meanwhile are left out."""
+    for entry in proc.glob("[0-9]*"):
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            tty = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[4])
+        except (OSError, IndexError, ValueError):
+            continue
+        yield tuple(a.decode(errors="replace") for a in argv if a), tty
+
+
+def runs(argv: tuple[str, ...], words: tuple[str, ...]) -> bool:
+    """`argv` is the command `words` (a program, then its arguments), maybe
+    through an interpreter (`python3 /usr/bin/keel apply --boot`), maybe with
+    more arguments after them."""
+    program, *rest = words
+    for i, arg in enumerate(argv):
+        if os.path.basename(arg) == program and list(argv[i + 1:i + 1 + len(rest)]) == rest:
+            return True
+    return False
+
+
+def running(words: tuple[str, ...], proc: Path = Path(PROC)) -> bool:
+    """A process runs the command `words` (see runs)."""
+    return any(runs(argv, words) for argv, _ in commands(proc))

@@ -28,13 +28,14 @@ from keel.thresholds import (
     UPGRADE_BOOT_TRIES,
     UPGRADE_HANDSHAKE_WAIT_S,
     UPGRADE_SEEN_S,
-    UPGRADE_UI_START_S,
+    UPGRADE_SLOW_START_S,
 )
 from keel.upgrade.record import Outcome, Pending, Records
 
 UI_READY = Path("/run/keel/tty1-ui.ready")
 UI_OFF = Path("/data/keel/tty1-off")  # the user's choice: a login on tty1
 STALL_PID = Path("/run/keel/stall-meter.pid")
+BOOT_APPLY = ("keel", "apply", "--boot")  # its command line (S01preload, S40keel)
 LOG = Path("/run/keel/upgrade-gate.log")
 
 
@@ -46,8 +47,11 @@ class Observation:
     stall_running: bool
     sessions: frozenset[str]  # public keys of the peers with a session now
     # the console UI's process runs on tty1, not yet drawn (a slow start, not
-    # a failed one: it gets until UPGRADE_UI_START_S)
+    # a failed one: it gets until UPGRADE_SLOW_START_S)
     ui_starting: bool = False
+    # the boot's `keel apply --boot` still runs (slow, not failed: it gets
+    # until UPGRADE_SLOW_START_S)
+    apply_running: bool = False
 
 
 @dataclass(frozen=True)
@@ -59,11 +63,12 @@ class Verdict:
 def judge(obs: Observation, peers: tuple[tuple[str, str], ...],
           tunnel_wait: int = UPGRADE_HANDSHAKE_WAIT_S) -> Verdict:
     """The gate's decision on a trial boot, from what it sees now; the peers
-    get `tunnel_wait` seconds of uptime to handshake again."""
+    get `tunnel_wait` seconds from the apply's end to handshake again."""
     late = obs.uptime >= UPGRADE_SEEN_S
     if obs.apply is None:
-        return Verdict("roll back", f"keel apply --boot did not end in {UPGRADE_SEEN_S} s") \
-            if late else Verdict("wait")
+        limit = UPGRADE_SLOW_START_S if obs.apply_running else UPGRADE_SEEN_S
+        return Verdict("roll back", f"keel apply --boot did not end in {limit} s") \
+            if obs.uptime >= limit else Verdict("wait")
     if obs.apply.applied is None:
         return Verdict("roll back", "keel apply --boot could apply no config")
     if obs.apply.failures:
@@ -73,13 +78,14 @@ def judge(obs: Observation, peers: tuple[tuple[str, str], ...],
     if not obs.stall_running:
         return Verdict("roll back", "the stall meter is not running") if late else Verdict("wait")
     if not obs.ui_seen:
-        if obs.ui_starting and obs.uptime < UPGRADE_UI_START_S:
+        if obs.ui_starting and obs.uptime < UPGRADE_SLOW_START_S:
             return Verdict("wait")
         return Verdict("roll back", "the console UI did not start on tty1") \
             if late else Verdict("wait")
     missing = [name for key, name in peers if key not in obs.sessions]
     if missing:
-        if obs.uptime >= tunnel_wait:
+        # (a record from an older keel has no uptime: counted from the boot)
+        if obs.uptime - (obs.apply.uptime or 0.0) >= tunnel_wait:
             return Verdict("roll back", f"no handshake with {', '.join(missing)} "
                                         f"in {tunnel_wait} s")
         return Verdict("wait")
@@ -108,13 +114,15 @@ def alive(pidfile: Path) -> bool:
 def observe() -> Observation:
     from keel.apply.boot import read_record
     from keel.system.console import tty1_ui_running, uptime
+    from keel.system.processes import running
     from keel.upgrade.system import sessions
 
     return Observation(uptime=uptime(), apply=read_record(Path("/run/keel")),
                        ui_seen=UI_READY.exists() or UI_OFF.exists(),
                        stall_running=alive(STALL_PID),
                        sessions=frozenset(key for key, _ in sessions()),
-                       ui_starting=not UI_READY.exists() and tty1_ui_running())
+                       ui_starting=not UI_READY.exists() and tty1_ui_running(),
+                       apply_running=running(BOOT_APPLY))
 
 
 def run_gate(say: Callable[[str], None], reboot: Callable[[], None],
