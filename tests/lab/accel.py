@@ -5,6 +5,13 @@ KVM is used only when a trial boot with it really works: on some hosts
 kernel without a root filesystem and waits for its panic message; the answer
 is cached per host boot. KEEL_ACCEL=kvm|tcg skips the trial, and
 KEEL_TIMEOUT_FACTOR overrides the scaling.
+
+A timeout is scaled once more for a busy host, at the moment it is set: by
+the runnable tasks per core (the 1-minute load average), at most BUSY_CAP
+times. On a 2-core machine running seven guests beside another lane, a
+command that takes seconds idle took over two minutes (a CI run's pairing
+lab); a timeout is a bound on a hang, never a verdict, so a longer one
+weakens no test, and one that fails still fails, later.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from tests.lab.paths import DEV_KERNEL, OUT
 QEMU = os.environ.get("KEEL_QEMU", "qemu-system-x86_64")
 TRIAL_SECONDS = 20
 TCG_FACTOR = 4.0
+BUSY_CAP = 3.0
 
 
 @dataclass(frozen=True)
@@ -28,6 +36,7 @@ class Accel:
     name: str  # "kvm" or "tcg"
     timeout_factor: float
     reason: str
+    load_aware: bool = True  # scaled for a busy host too (not with KEEL_TIMEOUT_FACTOR)
 
     def qemu_args(self) -> list[str]:
         if self.name == "kvm":
@@ -35,7 +44,15 @@ class Accel:
         return ["-accel", "tcg", "-cpu", "max"]
 
     def scale(self, seconds: float) -> float:
-        return seconds * self.timeout_factor
+        return seconds * self.timeout_factor * (busy() if self.load_aware else 1.0)
+
+
+def busy(load: float | None = None, cores: int | None = None) -> float:
+    """How much longer than its share of the host a wait may take now: the
+    runnable tasks per core (a busy vCPU is one), at least 1, at most BUSY_CAP."""
+    load = os.getloadavg()[0] if load is None else load
+    cores = cores or os.cpu_count() or 1
+    return min(BUSY_CAP, max(1.0, load / cores))
 
 
 def _boot_id() -> str:
@@ -86,4 +103,4 @@ def detect() -> Accel:
                                               "reason": reason}))
     name = "kvm" if ok else "tcg"
     factor = float(factor_env) if factor_env else (1.0 if ok else TCG_FACTOR)
-    return Accel(name=name, timeout_factor=factor, reason=reason)
+    return Accel(name=name, timeout_factor=factor, reason=reason, load_aware=not factor_env)

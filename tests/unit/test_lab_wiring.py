@@ -13,7 +13,7 @@ from tests.lab.guest import Guest
 from tests.lab.lab import Lab
 from tests.lab.paths import EmulatorCrash, LabError
 
-TCG = Accel(name="tcg", timeout_factor=4.0, reason="test")
+TCG = Accel(name="tcg", timeout_factor=4.0, reason="test", load_aware=False)
 
 
 def make_lab(tmp_path: Path) -> Lab:
@@ -69,6 +69,16 @@ def test_macs_are_unique_across_the_lab(tmp_path):
 def test_tcg_scales_timeouts():
     assert TCG.scale(10) == 40
     assert TCG.qemu_args() == ["-accel", "tcg", "-cpu", "max"]
+
+
+def test_a_busy_host_scales_timeouts_more_within_a_cap():
+    from tests.lab.accel import BUSY_CAP, busy
+
+    assert busy(load=0.3, cores=2) == 1.0  # idle: as TCG alone
+    assert busy(load=5.0, cores=2) == 2.5  # seven guests and a lane on 2 cores
+    assert busy(load=40.0, cores=2) == BUSY_CAP
+    loaded = Accel(name="tcg", timeout_factor=4.0, reason="test")
+    assert TCG.scale(10) <= loaded.scale(10) <= TCG.scale(10) * BUSY_CAP
 
 
 class FlakyEmulator(Guest):
