@@ -85,13 +85,18 @@ UPGRADE_HANDSHAKE_WAIT_S = 180
 # `keel upgrade --tunnel-wait S` may set another wait for one install, within these
 UPGRADE_HANDSHAKE_WAIT_RANGE_S = (30, 3600)
 UPGRADE_SEEN_S = 120
-# a boot step still running on a trial boot (the boot's `keel apply --boot`,
-# its process alive; the console UI, its process on tty1 and nothing drawn
-# yet: Python and Textual on a throttled CPU) is slow, not failed: it gets
-# until this much uptime; one that failed (no process) is judged at
+# a boot step still under way on a trial boot is slow, not failed: the boot's
+# `keel apply --boot` (its process alive), the console UI not drawn yet but
+# not failed either (tty1 not fallen back to a login: the UI still starting,
+# Python and Textual on a throttled CPU, or not spawned yet, init's start
+# scripts still running). It gets until this much uptime; one that failed (no
+# apply process; tty1 a login after CONSOLE_UI_TRIES) is judged at
 # UPGRADE_SEEN_S. Under emulation beside a loaded host both took more than
 # 120 s. The peers' handshake window counts from the apply's end.
 UPGRADE_SLOW_START_S = 300
+# the console UI's failed starts in a row (each ending in an error within 30
+# s) before tty1 falls back to a login (/usr/share/keel/tty1)
+CONSOLE_UI_TRIES = 3
 # GRUB tries a slot at most this many times before the next (grub.cfg.in)
 UPGRADE_BOOT_TRIES = 3
 

@@ -107,8 +107,9 @@ def test_console_ui_waits_then_rolls_back() -> None:
 
 
 def test_a_console_ui_still_starting_gets_longer_and_then_rolls_back() -> None:
-    """Its process runs on tty1 but has drawn nothing yet (a throttled CPU):
-    no rollback at UPGRADE_SEEN_S, one at UPGRADE_SLOW_START_S."""
+    """Nothing drawn yet, but no failure either (a throttled CPU, or init's
+    start scripts still running): no rollback at UPGRADE_SEEN_S, one at
+    UPGRADE_SLOW_START_S."""
     slow = {"ui_seen": False, "ui_starting": True}
     assert judge(seen(uptime=UPGRADE_SEEN_S + 30, **slow), (HUB,)) == Verdict("wait")
     assert judge(seen(uptime=UPGRADE_SLOW_START_S, **slow), (HUB,)) == Verdict(
@@ -202,24 +203,26 @@ def test_the_install_may_give_the_peers_another_wait() -> None:
     assert judge(seen(uptime=600.0, sessions=()), (HUB,), tunnel_wait=900) == Verdict("wait")
 
 
-def test_the_console_ui_on_tty1_is_found_by_its_process(tmp_path) -> None:
-    """keel.system.console.tty1_ui_running on a /proc made of real stat and
-    cmdline lines: `keel tui --console` on tty1 (tty_nr 1025) counts; the
-    same on the serial console (ttyS0, 1088), or `keel tui` there, does not."""
-    from keel.system.console import tty1_ui_running
+def test_a_console_ui_has_failed_once_tty1_gave_up_to_a_login(tmp_path) -> None:
+    """keel.system.console.tty1_gave_up reads the count /usr/share/keel/tty1
+    keeps, and the gate's CONSOLE_UI_TRIES is the script's own figure: no
+    count yet (tty1 not spawned, the UI starting) or fewer failures is no
+    verdict; CONSOLE_UI_TRIES failures in a row are."""
+    import re
 
-    def proc(pid: int, argv: list[str], tty_nr: int) -> None:
-        d = tmp_path / str(pid)
-        d.mkdir()
-        (d / "cmdline").write_bytes(b"\0".join(a.encode() for a in argv) + b"\0")
-        (d / "stat").write_text(f"{pid} (keel) S 1 {pid} {pid} {tty_nr} {pid} 4194560 "
-                                "1202 0 0 0 410 95 0 0 20 0 3 0 2893 1 2 0 0\n")
+    from keel.system.console import tty1_gave_up
+    from keel.thresholds import CONSOLE_UI_TRIES
+    from tests.lab.paths import TOP
 
-    proc(481, ["/usr/bin/python3", "/bin/keel", "tui"], 1088)
-    proc(482, ["/usr/bin/python3", "/bin/keel", "tui", "--console"], 1088)
-    assert not tty1_ui_running(tmp_path)
-    proc(483, ["/usr/bin/python3", "/bin/keel", "tui", "--console"], 1025)
-    assert tty1_ui_running(tmp_path)
+    script = (TOP / "overlay" / "usr" / "share" / "keel" / "tty1").read_text()
+    assert re.search(r'\[ "\$n" -ge (\d+) \]', script).group(1) == str(CONSOLE_UI_TRIES)
+    count = tmp_path / "tty1-failures"
+    assert not tty1_gave_up(CONSOLE_UI_TRIES, count)
+    for n, gave_up in ((0, False), (CONSOLE_UI_TRIES - 1, False), (CONSOLE_UI_TRIES, True)):
+        count.write_text(f"{n}\n")
+        assert tty1_gave_up(CONSOLE_UI_TRIES, count) is gave_up, n
+    count.write_text("garbage")
+    assert not tty1_gave_up(CONSOLE_UI_TRIES, count)
 
 
 def test_the_boot_apply_is_found_by_its_command_line(tmp_path) -> None:

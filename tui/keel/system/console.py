@@ -11,7 +11,7 @@ CONSOLE = Path("/dev/console")
 UPTIME = Path("/proc/uptime")
 CMDLINE = Path("/proc/cmdline")
 TTY1 = "/dev/tty1"
-TTY1_NR = (4 << 8) | 1  # tty1's device number, as /proc/<pid>/stat gives it
+TTY1_FAILURES = Path("/run/keel/tty1-failures")  # failed UI starts in a row
 
 
 def on_tty1() -> bool:
@@ -22,13 +22,13 @@ def on_tty1() -> bool:
         return False
 
 
-def tty1_ui_running(proc: Path = Path("/proc")) -> bool:
-    """A `keel tui --console` process runs on tty1 (started by init, maybe
-    not yet drawn)."""
-    from keel.system.processes import commands, runs
-
-    return any(runs(argv, ("keel", "tui", "--console")) and tty == TTY1_NR
-               for argv, tty in commands(proc))
+def tty1_gave_up(tries: int, count: Path = TTY1_FAILURES) -> bool:
+    """tty1 has fallen back to a login: the console UI failed `tries` starts
+    in a row (/usr/share/keel/tty1 counts them)."""
+    try:
+        return int(count.read_text().strip()) >= tries
+    except (OSError, ValueError):
+        return False
 
 
 def say(line: str) -> None:

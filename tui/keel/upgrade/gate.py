@@ -25,6 +25,7 @@ from pathlib import Path
 from keel.apply.boot import BootRecord
 from keel.shown import shown
 from keel.thresholds import (
+    CONSOLE_UI_TRIES,
     UPGRADE_BOOT_TRIES,
     UPGRADE_HANDSHAKE_WAIT_S,
     UPGRADE_SEEN_S,
@@ -46,8 +47,9 @@ class Observation:
     ui_seen: bool  # the console UI has started on tty1 (or the user turned it off)
     stall_running: bool
     sessions: frozenset[str]  # public keys of the peers with a session now
-    # the console UI's process runs on tty1, not yet drawn (a slow start, not
-    # a failed one: it gets until UPGRADE_SLOW_START_S)
+    # the console UI has not drawn yet, and has not failed either (tty1 has
+    # not fallen back to a login; it may not be spawned yet, init's start
+    # scripts still running): a slow start, it gets until UPGRADE_SLOW_START_S
     ui_starting: bool = False
     # the boot's `keel apply --boot` still runs (slow, not failed: it gets
     # until UPGRADE_SLOW_START_S)
@@ -113,7 +115,7 @@ def alive(pidfile: Path) -> bool:
 
 def observe() -> Observation:
     from keel.apply.boot import read_record
-    from keel.system.console import tty1_ui_running, uptime
+    from keel.system.console import tty1_gave_up, uptime
     from keel.system.processes import running
     from keel.upgrade.system import sessions
 
@@ -121,7 +123,7 @@ def observe() -> Observation:
                        ui_seen=UI_READY.exists() or UI_OFF.exists(),
                        stall_running=alive(STALL_PID),
                        sessions=frozenset(key for key, _ in sessions()),
-                       ui_starting=not UI_READY.exists() and tty1_ui_running(),
+                       ui_starting=not UI_READY.exists() and not tty1_gave_up(CONSOLE_UI_TRIES),
                        apply_running=running(BOOT_APPLY))
 
 
