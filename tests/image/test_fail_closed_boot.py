@@ -195,3 +195,37 @@ def test_a_hanging_apply_does_not_hold_the_boot_past_the_gates_limit(tmp_path: P
                           env={"PATH": f"{bin_}:/usr/bin:/bin"}, capture_output=True, text=True)
     assert "the boot goes on without it" in proc.stdout
     subprocess.run(["pkill", "-f", "sleep 600"], check=False)
+
+
+def test_an_apply_started_early_still_gets_the_word_after_the_deadline(tmp_path: Path) -> None:
+    """S01preload's apply, still in Python's imports when S40keel gives up
+    waiting (a throttled CPU): the boot goes on, and the word stays, so the
+    apply goes on and applies when it gets there (removing it left the
+    upgrade lab's edge unconfigured for good, its apply waiting for ever)."""
+    text = (INIT / "S40keel").read_text()
+    deadline = int(re.search(r"^DEADLINE=(\d+)$", text, re.M).group(1))
+    for real in ("/run/keel", "/proc/uptime"):
+        text = text.replace(real, f"{tmp_path}{real}")
+    (tmp_path / "S40keel").write_text(text)
+    (tmp_path / "proc").mkdir()
+    run = tmp_path / "run/keel"
+    run.mkdir(parents=True)
+    # the boot's S40keel starts before the deadline; the uptime then passes it
+    uptime = tmp_path / "proc/uptime"
+    uptime.write_text(f"{deadline - 1}.25 3.00\n")
+    early = subprocess.Popen(["sleep", "600"])  # the apply, not at the word yet
+    try:
+        threading.Timer(1.0, lambda: uptime.write_text(f"{deadline + 5}.25 3.00\n")).start()
+        (run / "boot-apply.pid").write_text(f"{early.pid}\n")
+        proc = subprocess.run(["sh", str(tmp_path / "S40keel"), "start"], timeout=20,
+                              env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True)
+        assert "the boot goes on without it" in proc.stdout
+        assert (run / "boot.go").exists() and (run / "boot-apply.pid").exists()
+    finally:
+        early.kill()
+        early.wait()
+    # once it has ended, a run by hand cleans up as before
+    proc = subprocess.run(["sh", str(tmp_path / "S40keel"), "start"], timeout=20,
+                          env={"PATH": f"{tmp_path}/nobin:/usr/bin:/bin"},
+                          capture_output=True, text=True)
+    assert not (run / "boot.go").exists()
