@@ -13,7 +13,8 @@ imports alike), and by running `keel --help` in a fresh interpreter.
   it tunes), and only the modules that start processes of their own (a load,
   a shell, a child keel, `keel apply`) import subprocess.
 - `keel --help` loads no Textual; a sub-command that cannot be imported fails
-  loudly (keel.cli imports them without catching ImportError)."""
+  loudly (keel.cli imports them without catching ImportError); a command line
+  loads its own command's module and no other's."""
 
 from __future__ import annotations
 
@@ -108,6 +109,62 @@ def test_keel_help_loads_no_textual():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={"PYTHONPATH": str(TUI)}, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def loaded_commands(*argv: str) -> list[str]:
+    """The sub-command modules `keel ARGV` loads (help and errors end it)."""
+    code = ("import sys\nfrom keel import cli\n"
+            f"try:\n    cli.main({list(argv)!r})\nexcept SystemExit:\n    pass\n"
+            "print(sorted({m for m in sys.modules if m.endswith('.cli')} - {'keel.cli'}))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={"PYTHONPATH": str(TUI)}, check=True)
+    return ast.literal_eval(proc.stdout.strip().splitlines()[-1])
+
+
+def every_command_module() -> list[str]:
+    sys.path.insert(0, str(TUI))
+    from keel.cli import COMMANDS
+
+    return sorted({module for module, _ in COMMANDS.values()})
+
+
+EVERY_COMMAND_MODULE = every_command_module()
+
+
+@pytest.mark.parametrize(("argv", "loads"), [
+    (("access", "--help"), ["keel.access.cli"]),
+    (("stall-meter", "--help"), ["keel.stall.cli"]),
+    (("upgrade", "status", "--help"), ["keel.upgrade.cli"]),
+    (("peers", "--help"), ["keel.pair.cli"]),
+    (("--version",), []),
+    (("show", "--help"), []),
+    ((), EVERY_COMMAND_MODULE),  # the help: every command
+    (("--help",), EVERY_COMMAND_MODULE),
+    (("--help", "doctor"), EVERY_COMMAND_MODULE),
+    (("no-such-command",), EVERY_COMMAND_MODULE),  # the error lists them all
+])
+def test_a_command_line_loads_its_own_commands_module_alone(argv, loads):
+    """Each sub-command's module costs a second or more of CPU under emulation
+    on every `keel` run (the boot's stall meter and upgrade gate, the console
+    UI, every command a user types on a slow VPS): a command line loads its
+    command's alone."""
+    assert loaded_commands(*argv) == loads
+
+
+def test_every_command_is_registered_by_the_module_named_for_it():
+    """COMMANDS' names are what their modules register: each module, given a
+    parser, adds the commands that name it, and no others."""
+    import argparse
+
+    from keel import cli
+
+    for module in EVERY_COMMAND_MODULE:
+        sub = argparse.ArgumentParser().add_subparsers()
+        add = {f for m, f in cli.COMMANDS.values() if m == module}
+        assert len(add) == 1
+        getattr(__import__(module, fromlist=["x"]), add.pop())(sub)
+        assert set(sub.choices) == {n for n, (m, _) in cli.COMMANDS.items() if m == module}
+    assert not set(cli.BUILT_IN) & set(cli.COMMANDS)
 
 
 def test_a_broken_sub_command_fails_loudly(tmp_path):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from importlib import import_module
 from pathlib import Path
 
 from keel.version import image_version
@@ -76,7 +77,53 @@ def _positive_seconds(text: str) -> int:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
+# The sub-commands with modules of their own: each command's name -> the module
+# and the function that registers it. A command line loads only the module of
+# the command it names (each module's imports are a second or more of CPU
+# under emulation, on every `keel` run: the boot's stall meter and upgrade
+# gate, the console UI); help and an unknown command load them all. A module
+# that cannot be imported is a broken install: its ImportError stops `keel`
+# loudly (it must never turn `keel doctor` into "invalid choice"). Registering
+# imports no Textual: keel.ui.cli loads it only to run the UI.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "access": ("keel.access.cli", "add_access_command"),
+    "config": ("keel.config.cli", "add_config_commands"),
+    "doctor": ("keel.doctor.cli", "add_doctor_command"),
+    "forwards": ("keel.forwards.cli", "add_forwards_command"),
+    "pair": ("keel.pair.cli", "add_pair_commands"),
+    "peers": ("keel.pair.cli", "add_pair_commands"),
+    "selftest": ("keel.selftest.cli", "add_selftest_commands"),
+    "stall-meter": ("keel.stall.cli", "register"),
+    "tui": ("keel.ui.cli", "add_tui_command"),
+    "upgrade": ("keel.upgrade.cli", "add_upgrade_command"),
+}
+# registered here, with no module to load
+BUILT_IN = ("apply", "confirm", "confirm-watch", "rollback", "show")
+
+
+def modules_for(words: list[str]) -> list[tuple[str, str]]:
+    """The (module, function) pairs a command line needs registered, once each
+    and in COMMANDS' order: its command's alone, none for a built-in one or
+    for no command at all (`keel --version`), every one for help (`keel`,
+    `keel --help`: it lists them) and for a word that is no command (the
+    error lists them too). keel's own options take no value, so the command
+    is the first word that is no option."""
+    everything = list(dict.fromkeys(COMMANDS.values()))
+    if not words:
+        return everything
+    for word in words:
+        if word in ("-h", "--help"):
+            return everything
+        if not word.startswith("-"):
+            if word in BUILT_IN:
+                return []
+            return [COMMANDS[word]] if word in COMMANDS else everything
+    return []
+
+
+def build_parser(modules: list[tuple[str, str]] | None = None) -> argparse.ArgumentParser:
+    """keel's parser with the built-in commands and those `modules` register
+    (modules_for: just enough for one command line); every one by default."""
     parser = argparse.ArgumentParser(prog="keel", description="keel router appliance",
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=__doc__.split("\n\n", 1)[1])
@@ -97,23 +144,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("what", choices=["pubkey", "revisions"])
     p.set_defaults(func=_show)
 
-    # A sub-command that cannot be imported is a broken install: fail loudly
-    # (an ImportError here must never turn `keel doctor` into "invalid choice").
-    # Registering imports no Textual: keel.ui.cli loads it only to run the UI.
-    from keel.access.cli import add_access_command
-    from keel.config.cli import add_config_commands
-    from keel.doctor.cli import add_doctor_command
-    from keel.forwards.cli import add_forwards_command
-    from keel.pair.cli import add_pair_commands
-    from keel.selftest.cli import add_selftest_commands
-    from keel.stall.cli import register as add_stall_meter_command
-    from keel.ui.cli import add_tui_command
-    from keel.upgrade.cli import add_upgrade_command
-
-    for add in (add_access_command, add_config_commands, add_doctor_command,
-                add_forwards_command, add_pair_commands, add_selftest_commands,
-                add_stall_meter_command, add_tui_command, add_upgrade_command):
-        add(sub)
+    if modules is None:
+        modules = list(dict.fromkeys(COMMANDS.values()))
+    for module, add in modules:
+        getattr(import_module(module), add)(sub)
     return parser
 
 
@@ -140,8 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         boot_parser = argparse.ArgumentParser(prog="keel apply")
         _apply_arguments(boot_parser)
         return _apply(boot_parser.parse_args(words[1:]))
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    parser = build_parser(modules_for(list(words)))
+    args = parser.parse_args(words)
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
