@@ -60,11 +60,11 @@ _SHARED = lifetime.SharedLabs()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--lane", choices=("all", "host", "main", *lanes.SIDE_LANES),
-                     default="all",
+    parser.addoption("--lane", choices=("all", *lanes.LANES), default="all",
                      help="which tests to run (tests/lab/lanes.py): all (default), the "
-                          "host tests (no guest), the main lane's lab modules, or those "
-                          "naming that LANE")
+                          "host tests (no guest), the quiet lane's lab modules (those "
+                          "measuring the host's spare CPU and their labs' others), the "
+                          "main lane's, or those naming that LANE")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -72,19 +72,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if other:
         config.hook.pytest_deselected(items=other)
     items[:] = lanes.quiet_last(lifetime.grouped(keep))
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _quiet_host(request) -> None:
-    """A module that measures the host's spare CPU waits for the side lane;
-    the lab it shares is booted and set up first, beside the side lane (a
-    boot is no measurement), so the wait ends with the guests ready."""
-    if lanes.quiet(request.module) and request.config.getoption("lane") == "main":
-        if lifetime.shared_name(request.module):
-            request.getfixturevalue("shared_lab")
-        waited = lanes.wait_for_side_lane()
-        if waited > 1:
-            print(f"(waited {waited / 60:.1f} min for the side lane)")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

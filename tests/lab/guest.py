@@ -13,6 +13,7 @@ from pathlib import Path
 import pexpect
 
 from tests.lab import accel as accel_mod
+from tests.lab import priority
 from tests.lab.console import Console, Result
 from tests.lab.paths import EmulatorCrash, LabError, dev_image, ovmf
 
@@ -116,11 +117,15 @@ class Guest:
             if self.disk_size:
                 create.append(self.disk_size)
             subprocess.run(create, check=True)
-        argv = self.qemu_argv()
+        # at this lane's nice value (tests/lab/priority.py): the quiet lane's
+        # guests first for the host's CPU
+        nice = priority.lane_nice()
+        argv = priority.niced(self.qemu_argv(), nice)
         self._log = open(self.log_path, "ab" if not fresh else "wb")  # noqa: SIM115 - closed in stop()
         self._log.write(("# " + " ".join(argv) + "\n").encode())
         self.child = pexpect.spawn(argv[0], argv[1:], logfile=None, timeout=None,
                                    echo=False, maxread=65536)
+        priority.set_session_nice(self.child.pid, nice)
         self.child.logfile_read = StampedLog(self._log) if STAMP else self._log
         self.console = Console(self.child, self.name, self.accel.scale)
 

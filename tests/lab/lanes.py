@@ -3,30 +3,39 @@
 - the host lane: every test that boots no guest (unit, UI pilot and
   snapshot tests), spread over HOST_WORKERS processes by pytest-xdist (they
   wait more than they compute: network namespaces, timers, the UI's pilot);
-- the side lanes, from the start beside the others: the lab modules that
-  name `LANE = "side"` (the upgrade lab: one lab, reboots and installs), one
-  process for each name in SIDE_LANES;
-- the main lane, once the host lane has ended: every other lab module. One
-  whose verdicts measure the host's spare CPU (rates, latency under load,
-  CPU cost) names `QUIET_HOST = True`: the main lane runs those last, and
-  each waits until the side lanes have ended.
+- the side lanes, from the start beside the host lane: the lab modules that
+  name `LANE = "<name>"` (the upgrade lab: one lab, reboots and installs),
+  one process for each name in SIDE_LANES;
+- once the host lane has ended, two lanes side by side:
+  - the quiet lane: the lab modules whose verdicts measure the host's spare
+    CPU (`QUIET_HOST = True`: rates, latency under load, CPU cost), with the
+    modules that share their lab;
+  - the main lane: every other lab module.
 
-Why not all at once: emulated guests on an overcommitted host burn CPU
-waiting for each other (a vCPU spinning for one that is not running). With
-the main lane's guests started beside the host lane's workers and the side
-lane (and the upgrade edge on 2 vCPUs), a run took 73 CPU-minutes and 44
-minutes, against 58 and 39 with the host tests first.
+The quiet lane's guests come first for the host's CPU: every other lab
+lane's QEMU processes run at a higher nice value (GUEST_NICE, through
+KEEL_LAB_NICE: tests/lab/priority.py), so a quiet guest that wakes takes a
+core from them at once, and they use what it leaves. Before, the quiet
+modules waited until the side lane had ended and then ran alone, one after
+the other behind the main lane's: the host's second core idled through a
+quarter of the suite (the quiet lab's four 1-vCPU guests use about one core).
+
+Why the main lane waits for the host lane: emulated guests on an
+overcommitted host burn CPU waiting for each other (a vCPU spinning for one
+that is not running). With the main lane's guests started beside the host
+lane's workers and the side lane (and the upgrade edge on 2 vCPUs), a run
+took 73 CPU-minutes and 44 minutes, against 58 and 39 with the host tests
+first.
 
     python -m tests.lab.lanes [pytest arguments] PATHS
 
-The host and side lanes' output goes to out/lab-runs/<lane>-lane.log and is
-printed when all have ended; the exit status is the first lane's that
-failed. `pytest` run directly (`--lane all`, the default) runs every test in
-one process, in the same order."""
+The main lane prints as it goes; the others' output goes to
+out/lab-runs/<lane>-lane.log and is printed when all have ended; the exit
+status is the first lane's that failed. `pytest` run directly (`--lane all`,
+the default) runs every test in one process, the quiet blocks last."""
 
 from __future__ import annotations
 
-import fcntl
 import os
 import resource
 import subprocess
@@ -38,14 +47,22 @@ from typing import Any
 
 from tests.lab import paths
 from tests.lab.lifetime import shared_name
+from tests.lab.priority import NICE_ENV
 
-LOCK = paths.RUNS / "side-lane.lock"  # held while the host or a side lane runs
 # the lanes that start beside the host lane, each its own process: the lab
 # modules naming `LANE = "<name>"`
 SIDE_LANES = ("side",)
+# the lanes that start once the host lane has ended
+AFTER_HOST = ("main", "quiet")
+LANES = ("host", *SIDE_LANES, *AFTER_HOST)
 # xdist workers for the host lane: its tests mostly wait (2.5 CPU-min in 6
 # min of one process), so more workers than cores
 HOST_WORKERS = 3
+# each lab lane's guests' nice value: the quiet lane's first, then the upgrade
+# lab (whose health gate judges a trial boot by the guest's own clock), then
+# the main lane's, whose tests bound hangs only (timeouts scaled for a busy
+# host: tests/lab/accel.py)
+GUEST_NICE = {"quiet": 0, "side": 5, "main": 10}
 
 
 def lane_of(module: Any) -> str:
@@ -61,25 +78,39 @@ def boots_guests(item: Any) -> bool:
     return "vm" in Path(str(getattr(item, "path", ""))).parts[-3:-1]
 
 
-def lane_of_item(item: Any) -> str:
+def quiet_labs(items: Iterable[Any]) -> set[str]:
+    """The shared labs that a QUIET_HOST module uses: every module sharing
+    one of them runs in the quiet lane with it."""
+    return {name for item in items
+            if quiet(module := getattr(item, "module", None))
+            and (name := shared_name(module)) is not None}
+
+
+def lane_of_item(item: Any, quiet_shared: set[str] = frozenset()) -> str:
     if not boots_guests(item):
         return "host"
-    return lane_of(getattr(item, "module", None))
+    module = getattr(item, "module", None)
+    if hasattr(module, "LANE"):
+        return module.LANE
+    if quiet(module) or shared_name(module) in quiet_shared:
+        return "quiet"
+    return "main"
 
 
 def select(items: list[Any], lane: str) -> tuple[list[Any], list[Any]]:
     """The items this lane runs, and those it leaves to the others."""
     if lane == "all":
         return items, []
-    keep = [i for i in items if lane_of_item(i) == lane]
-    return keep, [i for i in items if lane_of_item(i) != lane]
+    shared = quiet_labs(items)
+    keep = [i for i in items if lane_of_item(i, shared) == lane]
+    return keep, [i for i in items if lane_of_item(i, shared) != lane]
 
 
 def quiet_last(items: Iterable[Any]) -> list[Any]:
     """Blocks of items (a module, or the modules sharing one lab) in their
     order, those blocks that hold a QUIET_HOST module moved to the end; in
     such a block the modules that do not measure the host come first (after
-    any asking for fresh guests), so they run while the other lanes still do."""
+    any asking for fresh guests)."""
     blocks: dict[object, list[Any]] = {}
     for item in items:
         module = getattr(item, "module", None)
@@ -99,19 +130,12 @@ def quiet_last(items: Iterable[Any]) -> list[Any]:
     return [item for block in loud + calm for item in block]
 
 
-def wait_for_side_lane(say=print) -> float:
-    """Block until the host and side lanes have ended (their runner holds
-    LOCK meanwhile); the seconds waited."""
-    LOCK.parent.mkdir(parents=True, exist_ok=True)
-    began = time.monotonic()
-    with LOCK.open("a") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            say("\n(waiting for the host and side lanes to end: the next module measures the host)")
-            fcntl.flock(f, fcntl.LOCK_EX)
-        fcntl.flock(f, fcntl.LOCK_UN)
-    return time.monotonic() - began
+def lane_env(lane: str, env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a lane's pytest: its guests' nice value."""
+    out = dict(os.environ if env is None else env)
+    if lane in GUEST_NICE:
+        out[NICE_ENV] = str(GUEST_NICE[lane])
+    return out
 
 
 def children_cpu() -> float:
@@ -126,64 +150,66 @@ def log_of(lane: str) -> Path:
 def main(argv: list[str]) -> int:
     paths.RUNS.mkdir(parents=True, exist_ok=True)
     pytest = [sys.executable, "-m", "pytest"]
-    env = os.environ.copy()
-    with LOCK.open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # held for the host and side lanes
-        began = time.monotonic()
-        logs = {lane: log_of(lane).open("w") for lane in ("host", *SIDE_LANES)}
-        procs = {lane: subprocess.Popen([*pytest, "--lane", lane, *argv], stdout=logs[lane],
-                                        stderr=subprocess.STDOUT, env=env)
-                 for lane in SIDE_LANES}
-        procs["host"] = subprocess.Popen([*pytest, "--lane", "host", "-p", "xdist",
-                                          "-n", str(HOST_WORKERS), *argv],
-                                         stdout=logs["host"], stderr=subprocess.STDOUT, env=env)
-        for lane, proc in procs.items():
-            how = f" -n {HOST_WORKERS}" if lane == "host" else ""
-            print(f"{lane} lane: pytest --lane {lane}{how} (pid {proc.pid}), output in "
-                  f"{log_of(lane)}", flush=True)
-        # each lane's CPU time (its pytest, its guests, its tools): the
-        # children's usage after each wait, in the order the lanes end
-        cpu: dict[str, float] = {}
-        took: dict[str, float] = {}
-        rc: dict[str, int] = {}
+    began = time.monotonic()
+    logged = [lane for lane in LANES if lane != "main"]  # main prints as it goes
+    logs = {lane: log_of(lane).open("w") for lane in logged}
+    procs: dict[str, subprocess.Popen] = {}
 
-        def reap(lane: str) -> None:
-            rc[lane] = procs[lane].wait()
-            took[lane] = time.monotonic() - began
-            cpu[lane] = children_cpu() - sum(cpu.values())
+    def start(lane: str, *extra: str) -> None:
+        out = logs.get(lane)
+        procs[lane] = subprocess.Popen([*pytest, "--lane", lane, *extra, *argv],
+                                       stdout=out, stderr=subprocess.STDOUT if out else None,
+                                       env=lane_env(lane))
+        how = f" {' '.join(extra)}" if extra else ""
+        where = f", output in {log_of(lane)}" if out else ""
+        nice = f", its guests at nice {GUEST_NICE[lane]}" if lane in GUEST_NICE else ""
+        print(f"{lane} lane: pytest --lane {lane}{how} (pid {procs[lane].pid}){nice}{where}",
+              flush=True)
+
+    for lane in SIDE_LANES:
+        start(lane)
+    start("host", "-p", "xdist", "-n", str(HOST_WORKERS))
+    # each lane's CPU time (its pytest, its guests, its tools): the children's
+    # usage after each wait, in the order the lanes end
+    cpu: dict[str, float] = {}
+    took: dict[str, float] = {}
+    rc: dict[str, int] = {}
+
+    def reap(lane: str) -> None:
+        rc[lane] = procs[lane].wait()
+        took[lane] = time.monotonic() - began
+        cpu[lane] = children_cpu() - sum(cpu.values())
+        if lane in logs:
             logs[lane].close()
 
-        reap("host")
-        print(f"(host lane ended: {took['host'] / 60:.1f} min, exit {rc['host']}; the main "
-              "lane starts)", flush=True)
-        procs["main"] = subprocess.Popen([*pytest, "--lane", "main", *argv])
-        waiting = list(SIDE_LANES)
-        while waiting:
-            ended = next((lane for lane in waiting if procs[lane].poll() is not None), None)
-            if ended is None:
-                time.sleep(1)
-                continue
-            reap(ended)
-            waiting.remove(ended)
-        fcntl.flock(lock, fcntl.LOCK_UN)
-        rc["main"] = procs["main"].wait()
-        took["main"] = time.monotonic() - began
-        cpu["main"] = children_cpu() - sum(cpu.values())
-    for lane in ("host", *SIDE_LANES):
+    reap("host")
+    print(f"(host lane ended: {took['host'] / 60:.1f} min, exit {rc['host']}; the main and "
+          "quiet lanes start)", flush=True)
+    for lane in AFTER_HOST:
+        start(lane)
+    waiting = [*SIDE_LANES, *AFTER_HOST]
+    while waiting:
+        ended = next((lane for lane in waiting if procs[lane].poll() is not None), None)
+        if ended is None:
+            time.sleep(1)
+            continue
+        reap(ended)
+        waiting.remove(ended)
+        print(f"({ended} lane ended: {took[ended] / 60:.1f} min, exit {rc[ended]})", flush=True)
+    for lane in logged:
         print(f"\n{'=' * 30} {lane} lane ({took[lane] / 60:.1f} min, exit {rc[lane]}) "
               f"{'=' * 30}")
         print(log_of(lane).read_text(errors="replace"), end="")
     wall = time.monotonic() - began
     print("\nlanes: " + ", ".join(f"{lane} exit {rc[lane]} ({took[lane] / 60:.1f} min)"
-                                  for lane in ("main", "host", *SIDE_LANES))
+                                  for lane in LANES)
           + f"; {wall / 60:.1f} min in all")
     print("CPU time (user + system, with guests and tools): "
           + ", ".join(f"{lane} lane {seconds / 60:.1f} min" for lane, seconds in cpu.items())
           + f"; {sum(cpu.values()) / 60:.1f} min in all, "
             f"{sum(cpu.values()) / wall / (os.cpu_count() or 1):.0%} of this machine's "
             f"{os.cpu_count()} cores")
-    return next((r for r in (passed(rc[lane]) for lane in ("main", "host", *SIDE_LANES)) if r),
-                0)
+    return next((r for r in (passed(rc[lane]) for lane in LANES) if r), 0)
 
 
 def passed(rc: int) -> int:

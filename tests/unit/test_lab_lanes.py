@@ -1,15 +1,17 @@
-"""tests/lab/lanes.py: which lane runs what, the quiet modules last, and the
-wait for the host and side lanes."""
+"""tests/lab/lanes.py: which lane runs what, the quiet blocks last, and each
+lane's guests' nice value; tests/lab/priority.py: how a guest gets it."""
 
 from __future__ import annotations
 
-import fcntl
-import threading
+import os
+import subprocess
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from tests.lab import lanes
+import pytest
+
+from tests.lab import lanes, priority
 
 
 def mod(name: str, **attrs) -> SimpleNamespace:
@@ -40,23 +42,35 @@ def names(items) -> list[str]:
 
 
 def test_each_lane_runs_its_own_modules_and_all_runs_every_one():
+    quiet, other = lanes.select(ITEMS, "quiet")
+    # the quiet modules, and those sharing a lab with one (first_boot)
+    assert names(quiet) == ["test_first_boot", "test_selftest", "test_tunnel_cpu"]
     main, other = lanes.select(ITEMS, "main")
-    assert names(main) == ["test_first_boot", "test_selftest", "test_tunnel_cpu",
-                           "test_pairing"]
-    assert names(other) == ["test_unit", "test_upgrade", "test_keystrokes"]
+    assert names(main) == ["test_pairing"]
+    assert names(other) == ["test_unit", "test_upgrade", "test_first_boot", "test_selftest",
+                            "test_tunnel_cpu", "test_keystrokes"]
     side, _ = lanes.select(ITEMS, "side")
     assert names(side) == ["test_upgrade"]
     other_lane, _ = lanes.select(ITEMS, "other")  # a lane of its own per name
-    assert names(other_lane) == ["test_keystrokes"]
+    assert names(other_lane) == ["test_keystrokes"]  # LANE first, shared lab or not
     host, _ = lanes.select(ITEMS, "host")  # no guest: the host lane, whatever LANE says
     assert names(host) == ["test_unit"]
     assert lanes.select(ITEMS, "all") == (ITEMS, [])
 
 
+def test_every_item_has_one_lane():
+    for lane in lanes.LANES:
+        assert all(lanes.lane_of_item(i, lanes.quiet_labs(ITEMS)) in (*lanes.LANES, "other")
+                   for i in lanes.select(ITEMS, lane)[0])
+    ran = [i for lane in (*lanes.LANES, "other") for i in lanes.select(ITEMS, lane)[0]]
+    assert sorted(i.nodeid for i in ran) == sorted(i.nodeid for i in ITEMS)
+
+
 def test_blocks_with_a_quiet_module_go_last_with_their_shared_lab():
-    main, _ = lanes.select(ITEMS, "main")
-    assert names(lanes.quiet_last(main)) == ["test_pairing", "test_first_boot",
-                                             "test_selftest", "test_tunnel_cpu"]
+    # (run as `pytest tests`, one process: --lane all)
+    assert names(lanes.quiet_last(ITEMS)) == ["test_unit", "test_upgrade", "test_pairing",
+                                              "test_keystrokes", "test_first_boot",
+                                              "test_selftest", "test_tunnel_cpu"]
 
 
 def test_in_a_quiet_block_the_fresh_then_the_loud_modules_come_first():
@@ -67,14 +81,43 @@ def test_in_a_quiet_block_the_fresh_then_the_loud_modules_come_first():
                                               "test_adaptive", "test_selftest"]
 
 
-def test_the_wait_ends_when_the_side_lanes_runner_lets_go(tmp_path, monkeypatch):
-    monkeypatch.setattr(lanes, "LOCK", tmp_path / "side-lane.lock")
-    said: list[str] = []
-    assert lanes.wait_for_side_lane(said.append) < 1 and said == []  # no side lane
-    with lanes.LOCK.open("a") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)
-        threading.Timer(0.3, lambda: fcntl.flock(held, fcntl.LOCK_UN)).start()
-        began = time.monotonic()
-        lanes.wait_for_side_lane(said.append)
-        assert time.monotonic() - began >= 0.25
-    assert said and "waiting for the host and side lanes" in said[0]
+def test_the_quiet_lanes_guests_come_first_and_the_host_lane_sets_none():
+    assert lanes.GUEST_NICE["quiet"] == 0
+    assert all(lanes.GUEST_NICE[lane] > 0 for lane in (*lanes.SIDE_LANES, "main"))
+    assert lanes.lane_env("main", {})[priority.NICE_ENV] == str(lanes.GUEST_NICE["main"])
+    assert lanes.lane_env("quiet", {})[priority.NICE_ENV] == "0"
+    assert priority.NICE_ENV not in lanes.lane_env("host", {})
+
+
+@pytest.mark.parametrize(("text", "nice"), [(None, 0), ("0", 0), ("10", 10), ("19", 19)])
+def test_a_lanes_nice_value_is_read_from_its_environment(text, nice):
+    assert priority.lane_nice({} if text is None else {priority.NICE_ENV: text}) == nice
+
+
+@pytest.mark.parametrize("text", ["-1", "20", "ten", "", "1.5"])
+def test_a_nice_value_out_of_range_is_an_error_that_names_it(text):
+    with pytest.raises(ValueError, match=priority.NICE_ENV):
+        priority.lane_nice({priority.NICE_ENV: text})
+
+
+def test_a_niced_process_and_its_session_run_at_that_value():
+    """The real thing: a process started as a guest is (nice -n, then its own
+    session's autogroup, where the kernel has them) runs at the nice value."""
+    argv = priority.niced(["sleep", "30"], 7)
+    proc = subprocess.Popen(argv, start_new_session=True)  # as pexpect starts QEMU
+    try:
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{proc.pid}/comm").read_text().strip() != "sleep":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert os.getpriority(os.PRIO_PROCESS, proc.pid) == 7
+        group = Path(f"/proc/{proc.pid}/autogroup")
+        if priority.set_session_nice(proc.pid, 7):
+            assert group.read_text().split()[-1] == "7"
+        else:
+            assert not group.exists() or not os.access(group, os.W_OK)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert priority.niced(["qemu"], 0) == ["qemu"]
+    assert not priority.set_session_nice(proc.pid, 0)

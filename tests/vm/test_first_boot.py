@@ -22,12 +22,14 @@ from tests.lab import topology as topo
 from tests.lab.ui_driver import ConsoleUI
 
 # the keys go in at once (the UI takes keys typed ahead in order:
-# keel.ui.typeahead), and that holds beside a loaded host. It still runs in
-# the quiet block, where the lab it shares with the quiet modules is booted
-# anyway and the host has a core to spare: in a lane of its own it cost more
-# than it saved (beside the host lane: that lane 12.9 min instead of 3.8;
-# beside the main and side lanes: eleven guests, and the upgrade lab's new
-# slot missed its gate's 120 s for the console UI on tty1)
+# keel.ui.typeahead), and that holds beside a loaded host. It runs in the
+# quiet lane (tests/lab/lanes.py), first on the lab it shares with the quiet
+# modules, booted for them anyway: its guests come first for the host's CPU
+# there, and its throughput self-test's recommendation is a measurement. In
+# a lane of its own it cost more than it saved (a lab of its own: beside the
+# host lane, that lane 12.9 min instead of 3.8; beside the main and side
+# lanes, eleven guests, and the upgrade lab's new slot missed its gate's
+# 120 s for the console UI on tty1)
 QUIET_HOST = True
 SHARED_LAB = shared.bloated_lab
 SHARED_LAB_FRESH = True  # guests as first booted: no other module has set them up

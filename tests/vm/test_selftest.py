@@ -23,7 +23,7 @@ from keel.thresholds import GRADE_BANDS
 from tests.lab import configs, figures, shared
 from tests.lab import topology as topo
 
-# its verdicts measure the host's spare CPU: run alone (tests/lab/lanes.py)
+# its verdicts measure the host's spare CPU: the quiet lane, its guests first (tests/lab/lanes.py)
 QUIET_HOST = True
 
 SHARED_LAB = shared.bloated_lab

@@ -26,7 +26,7 @@ from tests.lab.guest import Guest
 from tests.lab.throttle import throttled
 from tests.lab.watch import between, clock_offset, records, start_watch
 
-# its verdicts measure the host's spare CPU: run alone (tests/lab/lanes.py)
+# its verdicts measure the host's spare CPU: the quiet lane, its guests first (tests/lab/lanes.py)
 QUIET_HOST = True
 
 SHARED_LAB = shared.bloated_lab

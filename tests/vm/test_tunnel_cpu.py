@@ -15,7 +15,7 @@ import pytest
 
 from tests.lab import topology as topo
 
-# its verdicts measure the host's spare CPU: run alone (tests/lab/lanes.py)
+# its verdicts measure the host's spare CPU: the quiet lane, its guests first (tests/lab/lanes.py)
 QUIET_HOST = True
 
 SELFTEST_TIMEOUT = 90  # seconds at KVM speed: 3 x 11 s of load + startup + margins
