@@ -40,9 +40,10 @@ bundle: dev-image
 	$(TOP)/board/keel/rauc/make-bundle.sh $(OUT)/dev/images $(OUT)/keys/dev.cert.pem \
 		$(OUT)/keys/dev.key.pem $(DEV_BUNDLE)
 
-# static checks first (fast), then the dev image, then every test: the upgrade
-# lab in a second lane beside the rest, the modules that measure the host's
-# spare CPU last and alone (tests/lab/lanes.py)
+# static checks first (fast), then the dev image, then every test in four
+# lanes (tests/lab/lanes.py): the host tests and the upgrade lab from the
+# start, then the main lab lane beside the quiet one, whose modules measure
+# the host's spare CPU and whose guests come first for it
 test: host-deps check dev-image
 	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m tests.lab.lanes --durations=15 $(PYTEST_ARGS) tests
 
