@@ -13,7 +13,9 @@ needs no privilege."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 NICE_ENV = "KEEL_LAB_NICE"
@@ -46,3 +48,28 @@ def set_session_nice(pid: int, nice: int, proc: Path = Path("/proc")) -> bool:
     except OSError:
         return False
     return True
+
+
+def set_nice(pid: int, nice: int, proc: Path = Path("/proc")) -> None:
+    """Every thread of `pid` and its session's autogroup at `nice`, up or
+    down (down needs root, as the lab runs); OSError if the process is gone
+    or the kernel refuses."""
+    for task in (proc / str(pid) / "task").iterdir():
+        os.setpriority(os.PRIO_PROCESS, int(task.name), nice)
+    group = proc / str(pid) / "autogroup"
+    if group.exists():
+        group.write_text(f"{nice}\n")
+
+
+@contextlib.contextmanager
+def weaker(pid: int, by: int) -> Iterator[None]:
+    """`pid` (a guest's QEMU) `by` nice steps behind the guests of its lane
+    for the block, as a smaller VPS beside bigger ones: the host gives its
+    vCPU less whenever the others want theirs. Back to the lane's value
+    afterwards."""
+    base = lane_nice()
+    set_nice(pid, min(19, base + by))
+    try:
+        yield
+    finally:
+        set_nice(pid, base)

@@ -20,7 +20,7 @@ import pytest
 
 from keel.parse import ping
 from keel.selftest.grading import percentile
-from tests.lab import configs, figures, shared
+from tests.lab import configs, figures, priority, shared
 from tests.lab import topology as topo
 from tests.lab.guest import Guest
 from tests.lab.throttle import throttled
@@ -168,11 +168,26 @@ def watch_during(guest: Guest, load_s: int, load: str, name: str, idle_s: int = 
     return records(guest, offset, name)
 
 
+# the edge's QEMU this many nice steps behind the lab's other guests in the
+# CPU-bound case: the host gives the edge's vCPU less whenever the hub's and
+# the isp's want theirs
+EDGE_WEAKER_BY = 5
+
+
 def test_a_cpu_bound_tunnel_is_named_cpu_bound_not_starvation(lab):
+    """No bottleneck on the line: the edge's CPU is the limit, as on a small
+    router in front of a bigger VPS. Which guest's CPU limits an emulated
+    tunnel is otherwise a matter of the host: with edge, isp and hub busy at
+    once on two host cores, the hub's vCPU (decryption, the receiver) ran out
+    first on one host, and the edge saw its core only 55-83 % busy (named
+    healthy, rightly). So the edge's QEMU is given less of the host's CPU
+    than the others (tests/lab/priority.weaker) for the load."""
     topo.clear_bottleneck(lab.isp)  # no bottleneck: the CPU is the limit
     try:
-        recs = watch_during(lab.edge, 20, f"iperf3 -c {topo.HUB_TUNNEL} -P 4 -t 20 > /dev/null",
-                            "cpu-bound")
+        with priority.weaker(lab.edge.child.pid, EDGE_WEAKER_BY):
+            recs = watch_during(lab.edge, 20,
+                                f"iperf3 -c {topo.HUB_TUNNEL} -P 4 -t 20 > /dev/null",
+                                "cpu-bound")
     finally:
         topo.set_bottleneck(lab.isp, topo.Bottleneck())
     causes = [r["causes"] for r in recs if (r["signals"]["tunnel_mbit"] or 0) >= 1]
