@@ -101,9 +101,13 @@ class ChoiceSet(RadioSet):
         self.call_after_refresh(self._highlight_pressed)
 
     def _highlight_pressed(self) -> None:
-        """The cursor starts on the choice in force (RadioSet starts on the first)."""
-        if self.pressed_index >= 0:
-            self._selected = self.pressed_index
+        """The cursor starts on the choice in force (RadioSet starts on the
+        first). Run after the first refresh, when keys typed ahead may have
+        taken a choice and moved on: the set's choices are gone by then, and
+        RadioSet's pressed_index raises for a pressed choice no longer in it."""
+        pressed = self.pressed_button
+        if pressed is not None and pressed in self.children:
+            self._selected = self.children.index(pressed)
 
     def action_take(self) -> None:
         """The highlighted choice, taken (the Taken message carries it: the
