@@ -117,9 +117,9 @@ class Guest:
             if self.disk_size:
                 create.append(self.disk_size)
             subprocess.run(create, check=True)
-        # at this lane's nice value (tests/lab/priority.py): the quiet lane's
-        # guests first for the host's CPU
-        nice = priority.lane_nice()
+        # at this lane's nice value for a boot (tests/lab/priority.py); its
+        # own once logged in (_prioritize): the quiet lane's guests first
+        nice = priority.boot_nice()
         argv = priority.niced(self.qemu_argv(), nice)
         self._log = open(self.log_path, "ab" if not fresh else "wb")  # noqa: SIM115 - closed in stop()
         self._log.write(("# " + " ".join(argv) + "\n").encode())
@@ -135,6 +135,7 @@ class Guest:
         more on a fresh overlay, and say so loudly; anything else fails."""
         try:
             self._console().login(timeout=timeout)
+            self._prioritize()
             self._tty1()
         except EmulatorCrash as crash:
             self.stop()
@@ -144,7 +145,15 @@ class Guest:
                   f"(console log kept in {kept})", file=sys.stderr, flush=True)
             self.start()
             self._console().login(timeout=timeout)
+            self._prioritize()
             self._tty1()
+
+    def _prioritize(self) -> None:
+        """Booted: this lane's nice value for its guests, if not the boot's
+        (lower: the quiet lane's; root, as the lab runs)."""
+        nice = priority.lane_nice()
+        if self.child is not None and nice != priority.boot_nice():
+            priority.set_nice(self.child.pid, nice)
 
     def _tty1(self) -> None:
         if not self.tty1_ui:

@@ -12,10 +12,12 @@
     modules that share their lab;
   - the main lane: every other lab module.
 
-The quiet lane's guests come first for the host's CPU: every other lab
-lane's QEMU processes run at a higher nice value (GUEST_NICE, through
-KEEL_LAB_NICE: tests/lab/priority.py), so a quiet guest that wakes takes a
-core from them at once, and they use what it leaves. Before, the quiet
+The quiet lane's guests come first for the host's CPU once booted: every
+other lab lane's QEMU processes run at a higher nice value (GUEST_NICE,
+through KEEL_LAB_NICE: tests/lab/priority.py), so a quiet guest that wakes
+takes a core from them first, and they use what it leaves; while booting,
+every guest runs at that higher value (BOOT_NICE, KEEL_LAB_BOOT_NICE), so no
+lane's boot starves another's. Before, the quiet
 modules waited until the side lane had ended and then ran alone, one after
 the other behind the main lane's: the host's second core idled through a
 quarter of the suite (the quiet lab's four 1-vCPU guests use about one core).
@@ -47,7 +49,7 @@ from typing import Any
 
 from tests.lab import paths
 from tests.lab.lifetime import shared_name
-from tests.lab.priority import NICE_ENV
+from tests.lab.priority import BOOT_NICE_ENV, NICE_ENV
 
 # the lanes that start beside the host lane, each its own process: the lab
 # modules naming `LANE = "<name>"`
@@ -58,11 +60,15 @@ LANES = ("host", *SIDE_LANES, *AFTER_HOST)
 # xdist workers for the host lane: its tests mostly wait (2.5 CPU-min in 6
 # min of one process), so more workers than cores
 HOST_WORKERS = 3
-# each lab lane's guests' nice value: the quiet lane's first, then the upgrade
-# lab (whose health gate judges a trial boot by the guest's own clock), then
-# the main lane's, whose tests bound hangs only (timeouts scaled for a busy
-# host: tests/lab/accel.py)
-GUEST_NICE = {"quiet": 0, "side": 5, "main": 10}
+# each lab lane's guests' nice value once booted, and while they boot: the
+# quiet lane's first for the host's CPU once its lab is up (nice 0 weighs
+# about 3 times nice 5), every guest alike while booting. With the others at
+# nice 10 (a tenth of the weight) from the start, the quiet lab's four guests
+# booting beside the upgrade lab starved the main lane's image lab: its BIOS
+# guest printed nothing in two minutes and its boot timed out.
+BACKGROUND_NICE = 5
+GUEST_NICE = {"quiet": 0, "side": BACKGROUND_NICE, "main": BACKGROUND_NICE}
+BOOT_NICE = dict.fromkeys(GUEST_NICE, BACKGROUND_NICE)
 
 
 def lane_of(module: Any) -> str:
@@ -131,10 +137,11 @@ def quiet_last(items: Iterable[Any]) -> list[Any]:
 
 
 def lane_env(lane: str, env: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of a lane's pytest: its guests' nice value."""
+    """The environment of a lane's pytest: its guests' nice values."""
     out = dict(os.environ if env is None else env)
     if lane in GUEST_NICE:
         out[NICE_ENV] = str(GUEST_NICE[lane])
+        out[BOOT_NICE_ENV] = str(BOOT_NICE[lane])
     return out
 
 
@@ -162,7 +169,8 @@ def main(argv: list[str]) -> int:
                                        env=lane_env(lane))
         how = f" {' '.join(extra)}" if extra else ""
         where = f", output in {log_of(lane)}" if out else ""
-        nice = f", its guests at nice {GUEST_NICE[lane]}" if lane in GUEST_NICE else ""
+        nice = (f", its guests at nice {GUEST_NICE[lane]} (booting: {BOOT_NICE[lane]})"
+                if lane in GUEST_NICE else "")
         print(f"{lane} lane: pytest --lane {lane}{how} (pid {procs[lane].pid}){nice}{where}",
               flush=True)
 

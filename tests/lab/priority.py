@@ -18,19 +18,28 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-NICE_ENV = "KEEL_LAB_NICE"
+NICE_ENV = "KEEL_LAB_NICE"  # once booted
+BOOT_NICE_ENV = "KEEL_LAB_BOOT_NICE"  # from QEMU's start to the login
 
 
-def lane_nice(env: dict[str, str] | None = None) -> int:
-    """This process's guests' nice value: KEEL_LAB_NICE, 0 to 19."""
-    text = (os.environ if env is None else env).get(NICE_ENV, "0")
+def lane_nice(env: dict[str, str] | None = None, name: str = NICE_ENV) -> int:
+    """This process's guests' nice value (`name`: KEEL_LAB_NICE once booted,
+    KEEL_LAB_BOOT_NICE while booting, that one by default), 0 to 19."""
+    env = os.environ if env is None else env
+    if name == BOOT_NICE_ENV and name not in env:
+        name = NICE_ENV
+    text = env.get(name, "0")
     try:
         nice = int(text)
     except ValueError:
-        raise ValueError(f"{NICE_ENV}={text!r}: not a whole number") from None
+        raise ValueError(f"{name}={text!r}: not a whole number") from None
     if not 0 <= nice <= 19:
-        raise ValueError(f"{NICE_ENV}={nice}: must be 0..19")
+        raise ValueError(f"{name}={nice}: must be 0..19")
     return nice
+
+
+def boot_nice(env: dict[str, str] | None = None) -> int:
+    return lane_nice(env, BOOT_NICE_ENV)
 
 
 def niced(argv: list[str], nice: int) -> list[str]:

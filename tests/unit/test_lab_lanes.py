@@ -81,23 +81,32 @@ def test_in_a_quiet_block_the_fresh_then_the_loud_modules_come_first():
                                               "test_adaptive", "test_selftest"]
 
 
-def test_the_quiet_lanes_guests_come_first_and_the_host_lane_sets_none():
+def test_the_quiet_lanes_guests_come_first_once_booted_and_the_host_lane_sets_none():
     assert lanes.GUEST_NICE["quiet"] == 0
     assert all(lanes.GUEST_NICE[lane] > 0 for lane in (*lanes.SIDE_LANES, "main"))
-    assert lanes.lane_env("main", {})[priority.NICE_ENV] == str(lanes.GUEST_NICE["main"])
-    assert lanes.lane_env("quiet", {})[priority.NICE_ENV] == "0"
+    # while booting, every lab lane's guests alike: no boot starves another's
+    assert set(lanes.BOOT_NICE.values()) == {lanes.BACKGROUND_NICE}
+    env = lanes.lane_env("quiet", {})
+    assert priority.lane_nice(env) == 0 and priority.boot_nice(env) == lanes.BACKGROUND_NICE
+    env = lanes.lane_env("main", {})
+    assert priority.lane_nice(env) == priority.boot_nice(env) == lanes.GUEST_NICE["main"]
     assert priority.NICE_ENV not in lanes.lane_env("host", {})
 
 
 @pytest.mark.parametrize(("text", "nice"), [(None, 0), ("0", 0), ("10", 10), ("19", 19)])
 def test_a_lanes_nice_value_is_read_from_its_environment(text, nice):
-    assert priority.lane_nice({} if text is None else {priority.NICE_ENV: text}) == nice
+    env = {} if text is None else {priority.NICE_ENV: text}
+    assert priority.lane_nice(env) == nice
+    assert priority.boot_nice(env) == nice  # none given for the boot: the same
+    assert priority.boot_nice({**env, priority.BOOT_NICE_ENV: "7"}) == 7
 
 
 @pytest.mark.parametrize("text", ["-1", "20", "ten", "", "1.5"])
 def test_a_nice_value_out_of_range_is_an_error_that_names_it(text):
     with pytest.raises(ValueError, match=priority.NICE_ENV):
         priority.lane_nice({priority.NICE_ENV: text})
+    with pytest.raises(ValueError, match=priority.BOOT_NICE_ENV):
+        priority.boot_nice({priority.BOOT_NICE_ENV: text})
 
 
 def test_a_niced_process_and_its_session_run_at_that_value():
