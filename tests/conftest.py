@@ -74,6 +74,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = lanes.quiet_last(lifetime.grouped(keep))
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _host_alone(request) -> None:
+    """A module that needs the host to itself (HOST_ALONE) waits, in the
+    quiet lane, until the side and main lanes have ended; the lab it shares
+    is up and set up first (a boot is no measurement)."""
+    if lanes.alone(request.module) and request.config.getoption("lane") == "quiet":
+        if lifetime.shared_name(request.module):
+            request.getfixturevalue("shared_lab")
+        waited = lanes.wait_for_other_lanes()
+        if waited > 1:
+            print(f"(waited {waited / 60:.1f} min for the side and main lanes)")
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """The first shared lab boots in the background while the host tests
     (which come first) run: the lab's first minute or two is not waited for."""

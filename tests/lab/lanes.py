@@ -9,7 +9,10 @@
 - once the host lane has ended, two lanes side by side:
   - the quiet lane: the lab modules whose verdicts measure the host's spare
     CPU (`QUIET_HOST = True`: rates, latency under load, CPU cost), with the
-    modules that share their lab;
+    modules that share their lab; those that need the host to themselves
+    (`HOST_ALONE = True`: adaptive CAKE, whose controller rightly ignores the
+    seconds in which its own CPU stalled) last, each once the side and main
+    lanes have ended;
   - the main lane: every other lab module.
 
 The quiet lane's guests come first for the host's CPU once booted: every
@@ -38,6 +41,7 @@ the default) runs every test in one process, the quiet blocks last."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import resource
 import subprocess
@@ -71,12 +75,19 @@ GUEST_NICE = {"quiet": 0, "side": BACKGROUND_NICE, "main": BACKGROUND_NICE}
 BOOT_NICE = dict.fromkeys(GUEST_NICE, BACKGROUND_NICE)
 
 
+LOCK = paths.RUNS / "lanes.lock"  # held by the runner while the side and main lanes run
+
+
 def lane_of(module: Any) -> str:
     return getattr(module, "LANE", "main")
 
 
 def quiet(module: Any) -> bool:
     return bool(getattr(module, "QUIET_HOST", False))
+
+
+def alone(module: Any) -> bool:
+    return bool(getattr(module, "HOST_ALONE", False))
 
 
 def boots_guests(item: Any) -> bool:
@@ -88,7 +99,7 @@ def quiet_labs(items: Iterable[Any]) -> set[str]:
     """The shared labs that a QUIET_HOST module uses: every module sharing
     one of them runs in the quiet lane with it."""
     return {name for item in items
-            if quiet(module := getattr(item, "module", None))
+            if (quiet(module := getattr(item, "module", None)) or alone(module))
             and (name := shared_name(module)) is not None}
 
 
@@ -98,7 +109,7 @@ def lane_of_item(item: Any, quiet_shared: set[str] = frozenset()) -> str:
     module = getattr(item, "module", None)
     if hasattr(module, "LANE"):
         return module.LANE
-    if quiet(module) or shared_name(module) in quiet_shared:
+    if quiet(module) or alone(module) or shared_name(module) in quiet_shared:
         return "quiet"
     return "main"
 
@@ -114,26 +125,44 @@ def select(items: list[Any], lane: str) -> tuple[list[Any], list[Any]]:
 
 def quiet_last(items: Iterable[Any]) -> list[Any]:
     """Blocks of items (a module, or the modules sharing one lab) in their
-    order, those blocks that hold a QUIET_HOST module moved to the end; in
-    such a block the modules that do not measure the host come first (after
-    any asking for fresh guests)."""
+    order, those blocks that hold a QUIET_HOST module moved to the end, and
+    after them those holding a HOST_ALONE one; in such a block the modules
+    asking for fresh guests come first, then those that do not measure the
+    host, then the quiet ones, then those that need the host alone."""
     blocks: dict[object, list[Any]] = {}
     for item in items:
         module = getattr(item, "module", None)
         key = shared_name(module) or getattr(module, "__name__", None) or item.nodeid
         blocks.setdefault(key, []).append(item)
 
-    def order(block: list[Any]) -> list[Any]:
-        def rank(item: Any) -> int:
-            module = getattr(item, "module", None)
-            if getattr(module, "SHARED_LAB_FRESH", False):
-                return 0
-            return 2 if quiet(module) else 1
-        return sorted(block, key=rank)
+    def rank(item: Any) -> int:
+        module = getattr(item, "module", None)
+        if getattr(module, "SHARED_LAB_FRESH", False):
+            return 0
+        return 3 if alone(module) else 2 if quiet(module) else 1
 
-    loud = [b for b in blocks.values() if not any(quiet(getattr(i, "module", None)) for i in b)]
-    calm = [order(b) for b in blocks.values() if b not in loud]
-    return [item for block in loud + calm for item in block]
+    def weight(block: list[Any]) -> int:
+        return max(0 if r == 1 else r for r in map(rank, block))
+
+    ordered = sorted(blocks.values(), key=weight)  # (stable: loud blocks keep their order)
+    return [item for block in ordered
+            for item in (block if weight(block) == 0 else sorted(block, key=rank))]
+
+
+def wait_for_other_lanes(say=print) -> float:
+    """Block until the side and main lanes have ended (their runner holds
+    LOCK meanwhile; with no runner, at once); the seconds waited."""
+    LOCK.parent.mkdir(parents=True, exist_ok=True)
+    began = time.monotonic()
+    with LOCK.open("a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say("\n(waiting for the side and main lanes to end: the next module needs the "
+                "host alone)")
+            fcntl.flock(f, fcntl.LOCK_EX)
+        fcntl.flock(f, fcntl.LOCK_UN)
+    return time.monotonic() - began
 
 
 def lane_env(lane: str, env: dict[str, str] | None = None) -> dict[str, str]:
@@ -161,6 +190,8 @@ def main(argv: list[str]) -> int:
     logged = [lane for lane in LANES if lane != "main"]  # main prints as it goes
     logs = {lane: log_of(lane).open("w") for lane in logged}
     procs: dict[str, subprocess.Popen] = {}
+    lock = LOCK.open("a")
+    fcntl.flock(lock, fcntl.LOCK_EX)  # until the side and main lanes have ended
 
     def start(lane: str, *extra: str) -> None:
         out = logs.get(lane)
@@ -204,6 +235,9 @@ def main(argv: list[str]) -> int:
         reap(ended)
         waiting.remove(ended)
         print(f"({ended} lane ended: {took[ended] / 60:.1f} min, exit {rc[ended]})", flush=True)
+        if not set(waiting) & {*SIDE_LANES, "main"} and not lock.closed:
+            fcntl.flock(lock, fcntl.LOCK_UN)  # the quiet lane's HOST_ALONE modules go on
+            lock.close()
     for lane in logged:
         print(f"\n{'=' * 30} {lane} lane ({took[lane] / 60:.1f} min, exit {rc[lane]}) "
               f"{'=' * 30}")

@@ -29,7 +29,7 @@ HOST = mod("test_unit")
 UPGRADE = mod("test_upgrade", LANE="side")
 FIRST = mod("test_first_boot", SHARED_LAB=SHARED)
 SELF = mod("test_selftest", SHARED_LAB=SHARED, QUIET_HOST=True)
-ADAPT = mod("test_adaptive", SHARED_LAB=SHARED, QUIET_HOST=True)
+ADAPT = mod("test_adaptive", SHARED_LAB=SHARED, QUIET_HOST=True, HOST_ALONE=True)
 FORWARDS = mod("test_forwards", SHARED_LAB=SHARED)
 CPU = mod("test_tunnel_cpu", QUIET_HOST=True)
 PAIR = mod("test_pairing")
@@ -73,12 +73,36 @@ def test_blocks_with_a_quiet_module_go_last_with_their_shared_lab():
                                               "test_selftest", "test_tunnel_cpu"]
 
 
-def test_in_a_quiet_block_the_fresh_then_the_loud_modules_come_first():
+def test_in_a_quiet_block_the_fresh_the_loud_the_quiet_then_the_alone_modules():
     block = [item(m, n) for m in (ADAPT, FORWARDS, SELF) for n in range(2)]
     fresh = mod("test_first_boot", SHARED_LAB=SHARED, SHARED_LAB_FRESH=True, QUIET_HOST=True)
     block += [item(fresh, 0)]
     assert names(lanes.quiet_last(block)) == ["test_first_boot", "test_forwards",
-                                              "test_adaptive", "test_selftest"]
+                                              "test_selftest", "test_adaptive"]
+
+
+def test_a_block_that_needs_the_host_alone_goes_after_the_quiet_ones():
+    items = [item(m, n) for m in (ADAPT, SELF, CPU, PAIR) for n in range(2)]
+    assert names(lanes.quiet_last(items)) == ["test_pairing", "test_tunnel_cpu",
+                                              "test_selftest", "test_adaptive"]
+    quiet, _ = lanes.select(items, "quiet")  # alone implies the quiet lane
+    assert names(quiet) == ["test_adaptive", "test_selftest", "test_tunnel_cpu"]
+
+
+def test_the_wait_ends_when_the_runner_lets_go(tmp_path, monkeypatch):
+    import fcntl
+    import threading
+
+    monkeypatch.setattr(lanes, "LOCK", tmp_path / "lanes.lock")
+    said: list[str] = []
+    assert lanes.wait_for_other_lanes(said.append) < 1 and said == []  # no runner
+    with lanes.LOCK.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        threading.Timer(0.3, lambda: fcntl.flock(held, fcntl.LOCK_UN)).start()
+        began = time.monotonic()
+        lanes.wait_for_other_lanes(said.append)
+        assert time.monotonic() - began >= 0.25
+    assert said and "waiting for the side and main lanes" in said[0]
 
 
 def test_the_quiet_lanes_guests_come_first_once_booted_and_the_host_lane_sets_none():
