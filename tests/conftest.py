@@ -88,12 +88,20 @@ def _host_alone(request) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """The first shared lab boots in the background while the host tests
-    (which come first) run: the lab's first minute or two is not waited for."""
+    """Run as one process (`--lane all`), the first shared lab boots in the
+    background while the host tests (which come first) run: the lab's first
+    minute or two is not waited for."""
     items = session.items
     first = next((i for i, item in enumerate(items)
                   if lifetime.shared_name(getattr(item, "module", None))), None)
     if first is None or first == 0 or session.config.option.collectonly:
+        return
+    if session.config.getoption("lane") != "all":
+        # a lab lane runs beside the others: booting its first shared lab
+        # beside its own first module's lab booted both at once (the main
+        # lane's router lab beside pairing's, the quiet lane's bloated lab
+        # beside the tunnel's: fourteen guests, and the tunnel lab's boot
+        # timed out)
         return
     module = items[first].module
     _SHARED.start_early(module.SHARED_LAB, module.__name__)
