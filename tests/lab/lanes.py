@@ -78,10 +78,6 @@ BOOT_NICE = dict.fromkeys(GUEST_NICE, BACKGROUND_NICE)
 LOCK = paths.RUNS / "lanes.lock"  # held by the runner while the side and main lanes run
 
 
-def lane_of(module: Any) -> str:
-    return getattr(module, "LANE", "main")
-
-
 def quiet(module: Any) -> bool:
     return bool(getattr(module, "QUIET_HOST", False))
 

@@ -53,9 +53,16 @@ def set_session_nice(pid: int, nice: int, proc: Path = Path("/proc")) -> bool:
     if not nice:
         return False
     try:
-        (proc / str(pid) / "autogroup").write_text(f"{nice}\n")
+        return _write_autogroup(pid, nice, proc)
     except OSError:
         return False
+
+
+def _write_autogroup(pid: int, nice: int, proc: Path) -> bool:
+    group = proc / str(pid) / "autogroup"
+    if not group.exists():
+        return False
+    group.write_text(f"{nice}\n")
     return True
 
 
@@ -65,9 +72,7 @@ def set_nice(pid: int, nice: int, proc: Path = Path("/proc")) -> None:
     or the kernel refuses."""
     for task in (proc / str(pid) / "task").iterdir():
         os.setpriority(os.PRIO_PROCESS, int(task.name), nice)
-    group = proc / str(pid) / "autogroup"
-    if group.exists():
-        group.write_text(f"{nice}\n")
+    _write_autogroup(pid, nice, proc)
 
 
 @contextlib.contextmanager
