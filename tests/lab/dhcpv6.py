@@ -7,8 +7,9 @@ its WAN link.
   dnsmasq: dnsmasq sets M only on a link where it is the DHCPv6 server
   itself, and it delegates no prefixes; both would answer on port 547.
 - Kea's DHCPv6 server: a /56 from a pool (IA_PD), and an address of the
-  link (IA_NA) to a client that asks for one; short lifetimes (Lifetimes),
-  so that a change of prefix shows within a lab test.
+  link (IA_NA) to a client that asks for one; a short renew timer
+  (Lifetimes), so that a change of prefix shows within a lab test, and
+  lifetimes longer than the edge's LAN router repeats its advertisements.
 - A route to each delegated prefix via the client's link-local address, as
   a provider's router has: Kea adds no routes, so its run_script hook calls
   route_hook() on every lease event (routes tagged `proto dhcp`; a lease
@@ -59,6 +60,7 @@ PD_SPACE = IPv6Network("2001:db8:100::/40")
 POOL_FIRST = IPv6Network("2001:db8:110::/48")
 POOL_SECOND = IPv6Network("2001:db8:120::/48")
 DELEGATED_LENGTH = 56
+LAN_RA_INTERVAL = 600  # dnsmasq's MaxRtrAdvInterval (its default; keel sets no ra-param)
 NA_POOL = (0x1000, 0x1FFF)  # in the link's /64 (::1000-::1fff): IA_NA, for a client that asks
 
 CONF_DIR = "/run/keel-lab"  # in the chroot: configs, the hook, logs, pid files
@@ -89,12 +91,21 @@ class Dhcpv6Error(ValueError):
 @dataclass(frozen=True)
 class Lifetimes:
     """Seconds: the client renews at `renew`, rebinds at `rebind`; a prefix
-    is preferred for `preferred` and valid for `valid` after each reply."""
+    is preferred for `preferred` and valid for `valid` after each reply.
+
+    The renew timer is what makes a renumbering show within a test (Kea
+    answers the old prefix with lifetimes 0 at the next renew). The
+    lifetimes are longer than LAN_RA_INTERVAL, as a provider's are: the
+    edge's dnsmasq announces a delegated /64 with the preferred lifetime its
+    address has left, and repeats its advertisements only every 3/4 to 1
+    times that interval once its first minute is over. With 30 s (the old
+    default) the LAN host's address went deprecated between two
+    advertisements: the pairing lab waited 486 s for the next one."""
 
     renew: int = 10
     rebind: int = 20
-    preferred: int = 30
-    valid: int = 60
+    preferred: int = 1200
+    valid: int = 2400
 
     def __post_init__(self) -> None:
         if not 0 < self.renew < self.rebind <= self.preferred <= self.valid:

@@ -56,11 +56,13 @@ def test_lifetimes_out_of_order_are_refused(times):
 
 # --- what the servers read ----------------------------------------------------
 
-def test_kea_config_delegates_56s_of_the_pool_with_short_lifetimes():
+def test_kea_config_delegates_56s_of_the_pool_with_a_short_renew_timer():
     conf = json.loads(dhcpv6.kea_config(dhcpv6.Isp6("eth1")))["Dhcp6"]
     assert conf["interfaces-config"]["interfaces"] == ["eth1"]
     assert (conf["renew-timer"], conf["rebind-timer"], conf["preferred-lifetime"],
-            conf["valid-lifetime"]) == (10, 20, 30, 60)
+            conf["valid-lifetime"]) == (10, 20, 1200, 2400)
+    # a LAN host's address stays preferred from one advertisement to the next
+    assert conf["preferred-lifetime"] > dhcpv6.LAN_RA_INTERVAL
     (subnet,) = conf["subnet6"]
     assert subnet["subnet"] == "2001:db8:0:1::/64" and subnet["interface"] == "eth1"
     assert subnet["pd-pools"] == [{"prefix": "2001:db8:110::", "prefix-len": 48,
