@@ -12,8 +12,10 @@
     modules that share their lab; those that need the host to themselves
     (`HOST_ALONE = True`: adaptive CAKE, whose controller rightly ignores the
     seconds in which its own CPU stalled) last, each once the side and main
-    lanes have ended;
-  - the main lane: every other lab module.
+    lanes have ended. Before them all, the modules naming `LANE = "quiet"`
+    (the router lab): without them the quiet lane waited about 7 minutes for
+    the other two before its HOST_ALONE modules could start;
+  - the main lane: every other lab module (the image lab, pairing).
 
 The quiet lane's guests come first for the host's CPU once booted: every
 other lab lane's QEMU processes run at a higher nice value (GUEST_NICE,

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from tests.lab import lanes, priority
+from tests.lab.lifetime import shared_name
 
 
 def mod(name: str, **attrs) -> SimpleNamespace:
@@ -173,3 +174,30 @@ def test_a_weaker_guest_runs_behind_its_lane_for_the_block_and_comes_back():
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_the_real_lab_modules_keep_each_shared_lab_in_one_lane():
+    """tests/vm as it is: a shared lab split over two lanes would boot twice
+    and run its modules side by side; and where each lab lane's labs are."""
+    import importlib
+
+    vm = Path(__file__).resolve().parents[1] / "vm"
+    modules = [importlib.import_module(f"tests.vm.{p.stem}") for p in sorted(vm.glob("test_*.py"))]
+    items = [SimpleNamespace(module=m, nodeid=m.__name__, path=Path(m.__file__)) for m in modules]
+    shared = lanes.quiet_labs(items)
+    lane_of = {m.__name__.rsplit(".", 1)[-1]: lanes.lane_of_item(i, shared)
+               for m, i in zip(modules, items, strict=True)}
+    by_lab: dict[str, set[str]] = {}
+    for m, i in zip(modules, items, strict=True):
+        if (name := shared_name(m)) is not None:
+            by_lab.setdefault(name, set()).add(lanes.lane_of_item(i, shared))
+    assert all(len(found) == 1 for found in by_lab.values()), by_lab
+    assert set(lane_of.values()) <= set(lanes.LANES) - {"host"}, lane_of
+    # the upgrade lab alone beside the host tests; the image lab and pairing
+    # in the main lane; the router lab in the quiet lane, before its quiet lab
+    assert [m for m, lane in lane_of.items() if lane == "side"] == ["test_upgrade"]
+    assert {lane_of[m] for m in ("test_boot", "test_data", "test_pairing")} == {"main"}
+    assert {lane_of[m] for m in ("test_router", "test_ui_console", "test_adaptive")} == {"quiet"}
+    quiet = names(lanes.quiet_last([i for i in items if lane_of[i.nodeid.rsplit(".", 1)[-1]]
+                                    == "quiet"]))
+    assert quiet.index("tests.vm.test_ui_console") < quiet.index("tests.vm.test_first_boot")

@@ -10,8 +10,6 @@ from tests.lab import shared
 from tests.lab.paths import CMDLINE_FILE
 
 SHARED_LAB = shared.image_lab
-# the side lane (tests/lab/lanes.py): before the upgrade lab, beside the host tests
-LANE = "side"
 
 
 @pytest.mark.parametrize("firmware", ["bios", "uefi"])

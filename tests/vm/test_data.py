@@ -10,8 +10,6 @@ import pytest
 from tests.lab import shared
 
 SHARED_LAB = shared.image_lab
-# the side lane (tests/lab/lanes.py): before the upgrade lab, beside the host tests
-LANE = "side"
 
 
 @pytest.fixture(scope="module")

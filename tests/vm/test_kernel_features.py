@@ -7,8 +7,6 @@ from __future__ import annotations
 from tests.lab import shared
 
 SHARED_LAB = shared.image_lab
-# the side lane (tests/lab/lanes.py): before the upgrade lab, beside the host tests
-LANE = "side"
 
 
 def test_router_kernel_features_work(shared_lab):

@@ -5,8 +5,6 @@ from __future__ import annotations
 from tests.lab import shared
 
 SHARED_LAB = shared.image_lab
-# the side lane (tests/lab/lanes.py): before the upgrade lab, beside the host tests
-LANE = "side"
 
 
 def test_two_guests_on_a_link_ping_each_other(shared_lab):

@@ -15,6 +15,10 @@ from tests.lab import topology as topo
 from tests.lab.configs import DOWN_KBIT, UP_KBIT, edge_config, hub_config
 
 SHARED_LAB = shared.router_lab
+# the quiet lane (tests/lab/lanes.py), before its quiet lab: measured nothing
+# there, but the quiet lane otherwise idled for minutes before its HOST_ALONE
+# modules, waiting for the main lane
+LANE = "quiet"
 
 
 def state(guest) -> str:
