@@ -17,12 +17,10 @@
     the other two before its HOST_ALONE modules could start;
   - the main lane: every other lab module (the image lab, pairing).
 
-The quiet and side lanes' guests come first for the host's CPU once booted
-(the quiet lab's four 1-vCPU guests use about one core, the upgrade lab's
-one busy guest at most the other): the main lane's QEMU processes run at a
-higher nice value (GUEST_NICE, through KEEL_LAB_NICE: tests/lab/priority.py),
-so a quiet or side guest that wakes takes a core from them first, and they
-use what is left; while booting,
+The quiet lane's guests come first for the host's CPU once booted: every
+other lab lane's QEMU processes run at a higher nice value (GUEST_NICE,
+through KEEL_LAB_NICE: tests/lab/priority.py), so a quiet guest that wakes
+takes a core from them first, and they use what it leaves; while booting,
 every guest runs at that higher value (BOOT_NICE, KEEL_LAB_BOOT_NICE), so no
 lane's boot starves another's. Before, the quiet
 modules waited until the side lane had ended and then ran alone, one after
@@ -73,12 +71,9 @@ HOST_WORKERS = 3
 # about 3 times nice 5), every guest alike while booting. With the others at
 # nice 10 (a tenth of the weight) from the start, the quiet lab's four guests
 # booting beside the upgrade lab starved the main lane's image lab: its BIOS
-# guest printed nothing in two minutes and its boot timed out. The side lane's
-# too: the upgrade lab is the suite's longest chain (one busy guest, one vCPU:
-# at most a core), and at nice 5 its trial boots beside the pairing and quiet
-# labs' boots took it from 16 to 21 minutes, the HOST_ALONE modules waiting.
+# guest printed nothing in two minutes and its boot timed out.
 BACKGROUND_NICE = 5
-GUEST_NICE = {"quiet": 0, "side": 0, "main": BACKGROUND_NICE}
+GUEST_NICE = {"quiet": 0, "side": BACKGROUND_NICE, "main": BACKGROUND_NICE}
 BOOT_NICE = dict.fromkeys(GUEST_NICE, BACKGROUND_NICE)
 
 
