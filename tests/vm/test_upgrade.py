@@ -214,7 +214,13 @@ def test_a_slot_whose_tunnel_never_comes_back_is_rolled_back_by_itself(lab):
     goes back to A, and A's tunnel comes back."""
     rl, made = lab
     edge, hub = rl.edge, rl.hub
-    upgrade(edge, "good.raucb", f"--tunnel-wait {TUNNEL_WAIT_S}")
+    # a session with the hub now: the gate waits only for the peers that had
+    # one at the install (a handshake in the last HANDSHAKE_STALE_S). After
+    # the test before, nothing had crossed the tunnel for minutes on a loaded
+    # host: the install named no peer, and B was kept with the hub's drop
+    edge.until(f"ping -n -c 1 -w 2 {topo.HUB_TUNNEL}", 60)
+    out = upgrade(edge, "good.raucb", f"--tunnel-wait {TUNNEL_WAIT_S}")
+    assert f"to come back within {TUNNEL_WAIT_S} s" in out, out  # the hub, named
     hub.check("nft insert rule inet keel input udp dport 51820 drop")
     boot_again(edge, expect=rf"keel: upgrade to \S+ rolled back: no handshake with \S+ "
                             rf"in {TUNNEL_WAIT_S} s",
