@@ -13,9 +13,7 @@ needs no privilege."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 NICE_ENV = "KEEL_LAB_NICE"  # once booted
@@ -73,17 +71,3 @@ def set_nice(pid: int, nice: int, proc: Path = Path("/proc")) -> None:
     for task in (proc / str(pid) / "task").iterdir():
         os.setpriority(os.PRIO_PROCESS, int(task.name), nice)
     _write_autogroup(pid, nice, proc)
-
-
-@contextlib.contextmanager
-def weaker(pid: int, by: int) -> Iterator[None]:
-    """`pid` (a guest's QEMU) `by` nice steps behind the guests of its lane
-    for the block, as a smaller VPS beside bigger ones: the host gives its
-    vCPU less whenever the others want theirs. Back to the lane's value
-    afterwards."""
-    base = lane_nice()
-    set_nice(pid, min(19, base + by))
-    try:
-        yield
-    finally:
-        set_nice(pid, base)

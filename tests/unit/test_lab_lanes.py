@@ -157,25 +157,6 @@ def test_a_niced_process_and_its_session_run_at_that_value():
     assert not priority.set_session_nice(proc.pid, 0)
 
 
-def test_a_weaker_guest_runs_behind_its_lane_for_the_block_and_comes_back():
-    """priority.weaker on a real process (as root, as the lab runs): every
-    thread and the session's autogroup a few steps behind, then back."""
-    proc = subprocess.Popen(["sleep", "30"], start_new_session=True)
-    group = Path(f"/proc/{proc.pid}/autogroup")
-    try:
-        time.sleep(0.1)
-        with priority.weaker(proc.pid, 5):
-            assert os.getpriority(os.PRIO_PROCESS, proc.pid) == 5
-            if group.exists():
-                assert group.read_text().split()[-1] == "5"
-        assert os.getpriority(os.PRIO_PROCESS, proc.pid) == 0
-        if group.exists():
-            assert group.read_text().split()[-1] == "0"
-    finally:
-        proc.kill()
-        proc.wait()
-
-
 def test_the_real_lab_modules_keep_each_shared_lab_in_one_lane():
     """tests/vm as it is: a shared lab split over two lanes would boot twice
     and run its modules side by side; and where each lab lane's labs are."""
