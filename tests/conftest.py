@@ -77,14 +77,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="module", autouse=True)
 def _host_alone(request) -> None:
     """A module that needs the host to itself (HOST_ALONE) waits, in the
-    quiet lane, until the side and main lanes have ended; the lab it shares
-    is up and set up first (a boot is no measurement)."""
+    quiet lane, until the side and main lanes have ended. Nothing it waits
+    for is a measurement, so first: the lab it shares is up, the fixtures it
+    names in SET_UP_FIRST are set up, and the labs of the HOST_ALONE modules
+    after it start booting; they are up before it goes on."""
     if lanes.alone(request.module) and request.config.getoption("lane") == "quiet":
+        _boot_later_alone_labs(request.session.items, request.module)
         if lifetime.shared_name(request.module):
             request.getfixturevalue("shared_lab")
+        for name in getattr(request.module, "SET_UP_FIRST", ()):
+            request.getfixturevalue(name)
         waited = lanes.wait_for_other_lanes()
+        _SHARED.join_early()
         if waited > 1:
             print(f"(waited {waited / 60:.1f} min for the side and main lanes)")
+
+
+def _boot_later_alone_labs(items: list[pytest.Item], module: Any) -> None:
+    """Start booting, in the background, the shared labs of the other
+    HOST_ALONE modules that are not up or booting yet."""
+    for other in lanes.alone_labs(items, module):
+        name = lifetime.shared_name(other)
+        if name not in _SHARED.open and name not in _SHARED.early:
+            _SHARED.start_early(other.SHARED_LAB, other.__name__)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

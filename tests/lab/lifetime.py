@@ -99,6 +99,12 @@ class SharedLabs:
         early = self.early[build.__name__] = _Early(build, module)
         early.start()
 
+    def join_early(self) -> None:
+        """Wait until every lab booting in the background is up (or failed:
+        the module asking for it raises the error)."""
+        for early in list(self.early.values()):
+            early.join()
+
     def _built(self, build: Build, module: str) -> _Shared:
         early = self.early.pop(build.__name__, None)
         if early is not None and early.module == module:

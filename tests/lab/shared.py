@@ -59,3 +59,15 @@ def bloated_lab(make_lab: MakeLab) -> topo.RouterLab:
     assert rl.isp and rl.lan
     topo.setup_isp(rl.isp, topo.Bottleneck())
     return rl
+
+
+def tunnel_lab(make_lab: MakeLab) -> topo.RouterLab:
+    """`edge` <-> `hub` directly, one vCPU each, addressed and joined by a bare
+    WireGuard tunnel (no keel config): the tunnel's CPU cost with no
+    bottleneck. Shared so that it can boot while the quiet lane waits for
+    the host to itself (tests/conftest.py's _host_alone)."""
+    rl = topo.build(make_lab(), smp=1)
+    rl.lab.start()
+    topo.address_wan(rl)
+    topo.raw_tunnel(rl.edge, rl.hub)
+    return rl

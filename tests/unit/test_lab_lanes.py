@@ -182,3 +182,20 @@ def test_the_real_lab_modules_keep_each_shared_lab_in_one_lane():
     quiet = names(lanes.quiet_last([i for i in items if lane_of[i.nodeid.rsplit(".", 1)[-1]]
                                     == "quiet"]))
     assert quiet.index("tests.vm.test_ui_console") < quiet.index("tests.vm.test_first_boot")
+
+
+def test_the_labs_of_the_later_alone_modules_can_boot_while_the_first_waits():
+    """The first HOST_ALONE module waits for the host to itself: the labs of
+    the alone modules after it (the first module of each) may boot
+    meanwhile; its own lab, those of the modules before it (done with), and
+    labs only other modules use, are left alone."""
+    tunnel = SimpleNamespace(__name__="tunnel_lab")
+    starving = mod("test_starving", SHARED_LAB=SHARED, QUIET_HOST=True, HOST_ALONE=True)
+    cpu = mod("test_tunnel_cpu", SHARED_LAB=tunnel, QUIET_HOST=True, HOST_ALONE=True)
+    cpu_again = mod("test_tunnel_cpu_again", SHARED_LAB=tunnel, HOST_ALONE=True)
+    items = [item(m, n) for m in (FIRST, SELF, ADAPT, starving, cpu, cpu_again, PAIR)
+             for n in range(2)]
+    assert lanes.alone_labs(items, ADAPT) == [cpu]
+    assert lanes.alone_labs(items, starving) == [cpu]
+    assert lanes.alone_labs(items, cpu) == []
+    assert lanes.alone_labs([item(m, 0) for m in (FIRST, SELF, PAIR)], ADAPT) == []

@@ -28,6 +28,7 @@ QUIET_HOST = True  # latency under load: its verdicts measure the host's spare C
 # 40-117 ms (every move "stall: skipped"), the rates never followed the line
 # and the module failed; run last in the quiet lane, once the others have ended
 HOST_ALONE = True
+SET_UP_FIRST = ("hub_pub",)  # keel's config on both: before the wait for the host
 SHARED_LAB = shared.bloated_lab
 
 # adaptive's +p95 under load (the whole run) at most this share of

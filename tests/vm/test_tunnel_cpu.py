@@ -13,6 +13,7 @@ import json
 
 import pytest
 
+from tests.lab import shared
 from tests.lab import topology as topo
 
 # its verdicts measure the host's spare CPU: the quiet lane (tests/lab/lanes.py),
@@ -22,16 +23,13 @@ from tests.lab import topology as topo
 QUIET_HOST = True
 HOST_ALONE = True
 
+SHARED_LAB = shared.tunnel_lab  # its own, booted while the quiet lane waits
 SELFTEST_TIMEOUT = 90  # seconds at KVM speed: 3 x 11 s of load + startup + margins
 
 
 @pytest.fixture(scope="module")
-def lab(make_module_lab):
-    rl = topo.build(make_module_lab(), smp=1)
-    rl.lab.start()
-    topo.address_wan(rl)
-    topo.raw_tunnel(rl.edge, rl.hub)
-    return rl
+def lab(shared_lab):
+    return shared_lab
 
 
 def test_the_tunnel_is_cpu_bound_and_its_cost_agrees_with_proc_stat(lab):
