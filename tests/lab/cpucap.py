@@ -10,7 +10,10 @@ bounds (keel.thresholds.STALL_P99_MS), not in the 150 ms slices of
 tests/lab/throttle.py's starving VPS.
 
 Needs root and a cgroup file system with the cpu controller (the lab runs
-as root); where there is none, `Unavailable` says so, loudly."""
+as root). Where there is none (or it refuses), the guest is held by a duty
+cycle instead: its QEMU stopped and continued every 10 ms
+(tests/lab/throttle.py), which gives it the same share of the wall clock and
+no more; `capped` says which held it."""
 
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.lab.throttle import throttled
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PERIOD_US = 10_000
@@ -69,29 +74,54 @@ def _cgroup_of(pid: int, version: int, controller_dir: Path, proc: Path) -> Path
 
 @contextlib.contextmanager
 def capped(pid: int, share: float, base: Path = CGROUP_ROOT,
-           proc: Path = Path("/proc")) -> Iterator[Path]:
-    """`pid` (every thread of it) held to `share` of one core for the block,
-    in a cgroup of its own; moved back where it was, and the cgroup removed,
-    afterwards."""
+           proc: Path = Path("/proc")) -> Iterator[str]:
+    """`pid` (every thread of it) held to `share` of one core for the block;
+    yields what holds it: a cgroup of its own (moved back where it was, and
+    the cgroup removed, afterwards), or where the host has no cgroup cpu
+    controller to use, a 10 ms duty cycle (the process always left running)."""
+    limit_line(share, 2)  # a bad share is refused before anything changes
+    with contextlib.ExitStack() as stack:
+        try:
+            how = stack.enter_context(_in_cgroup(pid, share, base, proc))
+        except Unavailable as why:
+            period = PERIOD_US / 1e6
+            stack.enter_context(throttled(pid, period * (1 - share), period * share))
+            how = f"stopped and continued every {PERIOD_US // 1000} ms ({why})"
+        yield how
+
+
+@contextlib.contextmanager
+def _in_cgroup(pid: int, share: float, base: Path, proc: Path) -> Iterator[str]:
+    """capped(), by a cgroup; Unavailable (with nothing left changed) where
+    the host has none to use."""
     h = hierarchy(base)
     name, text = limit_line(share, h.version)
     home = _cgroup_of(pid, h.version, h.root, proc)
     group = h.root / f"keel-lab-cap-{pid}"
-    if h.version == 2:
-        control = h.root / "cgroup.subtree_control"
-        if "cpu" not in control.read_text().split():
-            control.write_text("+cpu\n")
-    group.mkdir(exist_ok=True)
     try:
+        if h.version == 2:
+            control = h.root / "cgroup.subtree_control"
+            if "cpu" not in control.read_text().split():
+                control.write_text("+cpu\n")
+        group.mkdir(exist_ok=True)
         if h.version == 1:
             (group / "cpu.cfs_period_us").write_text(f"{PERIOD_US}\n")
         (group / name).write_text(text)
         (group / "cgroup.procs").write_text(f"{pid}\n")
-        try:
-            yield group
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                (home / "cgroup.procs").write_text(f"{pid}\n")
+    except ProcessLookupError:
+        _remove(group)
+        raise
+    except OSError as err:
+        _remove(group)
+        raise Unavailable(f"{group}: {err.strerror or err}") from None
+    try:
+        yield f"cgroup v{h.version} {name} {text.strip()}"
     finally:
-        with contextlib.suppress(OSError):
-            os.rmdir(group)
+        with contextlib.suppress(ProcessLookupError):
+            (home / "cgroup.procs").write_text(f"{pid}\n")
+        _remove(group)
+
+
+def _remove(group: Path) -> None:
+    with contextlib.suppress(OSError):
+        os.rmdir(group)
