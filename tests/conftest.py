@@ -94,8 +94,8 @@ def _host_alone(request) -> None:
 
 
 def _boot_later_alone_labs(items: list[pytest.Item], module: Any) -> None:
-    """Start booting, in the background, the shared labs of the other
-    HOST_ALONE modules that are not up or booting yet."""
+    """Start booting, in the background, the shared labs of the HOST_ALONE
+    modules after `module` that are not up or booting yet."""
     for other in lanes.alone_labs(items, module):
         name = lifetime.shared_name(other)
         if name not in _SHARED.open and name not in _SHARED.early:
