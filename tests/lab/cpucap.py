@@ -1,6 +1,6 @@
 """A guest's QEMU held to a share of one host core, whatever the rest of the
 host does: the kernel's CFS bandwidth control (cgroup v2 `cpu.max`, or v1
-`cpu.cfs_quota_us`), as a small VPS plan's "50 % of a core" is sold.
+`cpu.cfs_quota_us`), as a small VPS plan's "40 % of a core" is sold.
 
 A nice value (tests/lab/priority.py) only weighs a guest against the
 others: on a host where the others wanted little, the capped guest still got
@@ -52,10 +52,14 @@ def hierarchy(base: Path = CGROUP_ROOT) -> Hierarchy:
                       "without cpu, and no v1 cpu hierarchy): the lab cannot cap a guest's CPU")
 
 
-def limit_line(share: float, version: int, period_us: int = PERIOD_US) -> tuple[str, str]:
-    """(file, text) that hold a cgroup to `share` of one core."""
+def _check_share(share: float) -> None:
     if not 0.05 <= share <= 1.0:
         raise ValueError(f"share {share}: must be 0.05..1.0 of a core")
+
+
+def limit_line(share: float, version: int, period_us: int = PERIOD_US) -> tuple[str, str]:
+    """(file, text) that hold a cgroup to `share` of one core."""
+    _check_share(share)
     quota = round(share * period_us)
     if version == 2:
         return "cpu.max", f"{quota} {period_us}\n"
@@ -79,7 +83,7 @@ def capped(pid: int, share: float, base: Path = CGROUP_ROOT,
     yields what holds it: a cgroup of its own (moved back where it was, and
     the cgroup removed, afterwards), or where the host has no cgroup cpu
     controller to use, a 10 ms duty cycle (the process always left running)."""
-    limit_line(share, 2)  # a bad share is refused before anything changes
+    _check_share(share)  # refused before anything changes
     with contextlib.ExitStack() as stack:
         try:
             how = stack.enter_context(_in_cgroup(pid, share, base, proc))

@@ -37,6 +37,11 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _left(base: Path) -> list[Path]:
+    """Cap cgroups left behind: in v2's root or a v1 hierarchy."""
+    return [*base.glob("keel-lab-cap-*"), *base.glob("*/keel-lab-cap-*")]
+
+
 def _state(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
 
@@ -55,7 +60,7 @@ def _held(share: float, base: Path) -> tuple[str, float, int]:
         time.sleep(0.05)
         assert _state(proc.pid) == "R"  # never left stopped
         assert Path(f"/proc/{proc.pid}/cgroup").read_text() == home
-        assert not list(Path(base).glob("**/keel-lab-cap-*"))
+        assert not _left(base)
         return how, got, proc.pid
     finally:
         proc.kill()
@@ -79,4 +84,27 @@ def test_without_a_cgroup_the_process_is_held_by_a_duty_cycle(tmp_path: Path) ->
 def test_a_bad_share_changes_nothing() -> None:
     with pytest.raises(ValueError, match="of a core"), cpucap.capped(os.getpid(), 2.0):
         pass
-    assert not list(cpucap.CGROUP_ROOT.glob("**/keel-lab-cap-*"))
+    assert not _left(cpucap.CGROUP_ROOT)
+
+
+def test_a_cgroup_that_refuses_the_process_is_removed_and_the_duty_cycle_holds_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """This host's cgroup cpu hierarchy, its cgroup.procs refusing the write
+    (as a delegated or read-only one does): the half-made cgroup goes, and
+    the process is held by the duty cycle instead, and left running."""
+    real_write = Path.write_text
+
+    def write(path: Path, text: str, *args, **kwargs) -> int:
+        if path.name == "cgroup.procs":
+            raise PermissionError(13, "Permission denied")
+        return real_write(path, text, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", write)
+    how, got, _ = _held(0.3, cpucap.CGROUP_ROOT)  # _held checks that none is left
+    assert how.startswith("stopped and continued every 10 ms ("), how
+    assert 0.0 < got <= 0.4, (how, got)
+    try:
+        cpucap.hierarchy()
+    except cpucap.Unavailable:
+        return  # a host with none: the fallback above was for that reason
+    assert "Permission denied" in how, how

@@ -174,8 +174,8 @@ def watch_during(guest: Guest, load_s: int, load: str, name: str, idle_s: int = 
 
 
 # the edge's QEMU held to this share of one host core in the CPU-bound case
-# (tests/lab/cpucap.py), as a small VPS plan is sold. Given 10 nice steps
-# less than the others (priority.weaker) instead, it was named CPU-bound in
+# (tests/lab/cpucap.py), as a small VPS plan is sold. Set 10 nice steps
+# behind the others instead (a weight, tests/lab/priority.py), it was named CPU-bound in
 # 15 of 21 seconds twice here, and in 5 of 21 in CI: with the host to this
 # lab alone, the others did not want enough for a weight to hold the edge.
 # Capped at 0.5 its core was 89-100 % busy (the verdict's line is 90 %), 15 of
