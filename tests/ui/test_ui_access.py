@@ -7,6 +7,7 @@ import base64
 
 from keel.access.password import PasswordStore, RootPassword
 from keel.access.ssh_keys import KeyStore
+from keel.system.crypt import libcrypt_hasher
 from keel.ui.access import AccessScreen, SetPasswordScreen
 from keel.ui.shell import RootShell
 from tests.ui.uihelpers import asynctest, make_app, screen_lines, settle
@@ -48,7 +49,8 @@ async def test_first_boot_asks_for_a_password_twice_and_it_then_opens_the_shell(
         assert "root password set" in screen_lines(app)[-1]
     assert store.status() is RootPassword.SET and not store.needs_asking()
     field = store.shadow.read_text().split(":")[1]
-    assert field.startswith(("$y$", "$6$")) and "s3cret" not in store.shadow.read_text()
+    # the scheme the console's login checks (BusyBox: not yescrypt)
+    assert field.startswith("$6$rounds=") and "s3cret" not in store.shadow.read_text()
     assert "nobody:*:" in store.shadow.read_text()  # the other lines kept
     assert RootShell(str(store.shadow)).verify("s3cret-one")
     # a worker's description is logged and shown when it fails: no password in it
@@ -164,3 +166,56 @@ async def test_root_locked_by_the_boot_says_why_on_the_dashboard_and_the_access_
         await settle(pilot)
         text = "\n".join(screen_lines(app))
         assert "root password: locked: /data is not mounted" in text
+
+
+def legacy(tmp_path, password: str) -> PasswordStore:
+    """A root password as an earlier keel stored it: yescrypt."""
+    hashed = libcrypt_hasher()(password, "$y$j9T$jcpOfzma/cO04fqdcc3ey.")  # type: ignore[misc]
+    assert hashed and hashed.startswith("$y$")
+    store = fresh(tmp_path)
+    store.directory.mkdir()
+    store.shadow.write_text(f"root:{hashed}:19000:0:99999:7:::\n")
+    return store
+
+
+@asynctest
+async def test_a_password_stored_as_yescrypt_is_asked_again_and_stored_as_sha512(tmp_path):
+    store = legacy(tmp_path, "old-one")
+    assert store.needs_rehash() and not store.needs_asking()
+    app = make_app(passwords=store, shell=RootShell(str(store.shadow)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, SetPasswordScreen)
+        text = "\n".join(screen_lines(app))
+        assert "cannot check" in text and "not now" in text
+        await pilot.press(*"old-one", "enter", *"old-one", "enter")
+        await settle(pilot)
+        assert app.screen.id == "dashboard"
+        assert "the console's login checks it" in screen_lines(app)[-1]
+    assert not store.needs_rehash()
+    assert store.root_hash().startswith("$6$rounds=")  # type: ignore[union-attr]
+    assert RootShell(str(store.shadow)).verify("old-one")
+
+
+@asynctest
+async def test_a_password_asked_again_stays_as_it_is_on_escape(tmp_path):
+    store = legacy(tmp_path, "old-one")
+    before = store.shadow.read_text()
+    app = make_app(passwords=store, shell=RootShell(str(store.shadow)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen.id == "dashboard"
+        assert "cannot check it" in screen_lines(app)[-1]
+    assert store.shadow.read_text() == before  # not "no password"
+    assert not (store.directory / "no-password").exists()
+
+
+def test_the_right_yescrypt_password_at_the_shell_key_is_stored_again_as_sha512(tmp_path):
+    store = legacy(tmp_path, "old-one")
+    shell = RootShell(str(store.shadow), rehash=store.set)
+    assert not shell.verify("wrong")
+    assert store.needs_rehash()
+    assert shell.verify("old-one")
+    assert not store.needs_rehash() and shell.verify("old-one")

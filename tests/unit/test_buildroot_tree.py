@@ -73,6 +73,7 @@ def test_shared_board_files_used():
     assert unquote(cfg["BR2_ROOTFS_POST_BUILD_SCRIPT"]) == f"{base}/post-build.sh"
     assert unquote(cfg["BR2_ROOTFS_POST_IMAGE_SCRIPT"]) == f"{base}/post-image.sh"
     assert unquote(cfg["BR2_LINUX_KERNEL_CONFIG_FRAGMENT_FILES"]) == f"{base}/linux.fragment"
+    assert unquote(cfg["BR2_PACKAGE_BUSYBOX_CONFIG_FRAGMENT_FILES"]) == f"{base}/busybox.fragment"
     assert unquote(cfg["BR2_TARGET_GRUB2_BUILTIN_CONFIG_PC"]) == f"{base}/grub-early.cfg"
     assert unquote(cfg["BR2_TARGET_GRUB2_BUILTIN_CONFIG_EFI"]) == f"{base}/grub-early.cfg"
     assert unquote(cfg["BR2_TARGET_GRUB2_BOOT_PARTITION"]) == "hd0,gpt2"

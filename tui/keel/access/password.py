@@ -11,7 +11,7 @@ from enum import Enum
 from pathlib import Path
 
 from keel.shown import shown
-from keel.system.crypt import Hasher, new_hash
+from keel.system.crypt import Hasher, login_checks, new_hash
 from keel.system.mounts import bind_file
 
 ACCESS_DIR = Path("/data/keel/access")
@@ -88,6 +88,21 @@ class PasswordStore:
             except OSError:
                 continue
         return RootPassword.UNREADABLE
+
+    def root_hash(self) -> str | None:
+        for path in (self.shadow, self.etc_shadow):
+            try:
+                return shadow_entry(path.read_text(encoding="utf-8"))
+            except OSError:
+                continue
+        return None
+
+    def needs_rehash(self) -> bool:
+        """A password is set, in a scheme the console's login cannot check
+        (yescrypt, from an earlier keel): only typing it again fixes that."""
+        hashed = self.root_hash()
+        return (hashed is not None and status_of(f"root:{hashed}:") is RootPassword.SET
+                and not login_checks(hashed))
 
     def skipped(self) -> bool:
         return (self.directory / SKIPPED).exists()

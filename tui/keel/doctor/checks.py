@@ -19,6 +19,7 @@ from keel.parse.wgdump import WgInterface
 from keel.render import nft
 from keel.render.cake import ifb_name, shaped_device
 from keel.system.cpu_sysfs import CpuTuning
+from keel.system.crypt import login_checks
 from keel.thresholds import HANDSHAKE_STALE_S, STEAL_WARN
 
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
@@ -250,6 +251,20 @@ def check_firewall(state: RulesetState) -> list[Check]:
                                f"TCP {e.port} open on the WAN for a pairing code, closes by "
                                f"itself in {e.expires_s or 0} s"))
     return found
+
+
+def check_password(hashed: str | None) -> list[Check]:
+    """Root's password, when one is set: whether the console's login can
+    check its hash (never shown). Nothing when there is none or it is locked."""
+    if not hashed or hashed.startswith(("!", "*")):
+        return []
+    if login_checks(hashed):
+        return [Check("access", "root password", OK,
+                      "set; the console's login (serial, tty1) checks it")]
+    return [Check("access", "root password", WARN,
+                  "stored by an earlier keel in a scheme the console's login cannot check "
+                  "(it refuses the right password): set it again (keel access password, "
+                  "or the console UI asks)")]
 
 
 def exit_status(checks: list[Check]) -> int:

@@ -16,6 +16,7 @@ SYMBOL = {checks.OK: "ok  ", checks.INFO: "info", checks.WARN: "WARN", checks.FA
 
 
 def run_doctor(as_json: bool, seconds: float) -> int:
+    from keel.access.password import PasswordStore
     from keel.apply import boot, engine
     from keel.apply import ipv6 as ipv6_plan
     from keel.doctor import ipv6 as ipv6_checks
@@ -34,6 +35,7 @@ def run_doctor(as_json: bool, seconds: float) -> int:
     found += checks.check_boot(boot.read_record(engine.RUN_DIR))
     found += checks.check_kernel(kernel_feature_presence())
     found += checks.check_upgrade(collect.upgrade())
+    found += checks.check_password(PasswordStore().root_hash())
     asked = model.tuning if model is not None else Tuning()
     found += checks.check_tuning(collect.tuning(), asked.governor,
                                  asked.max_cstate_latency_us if asked.hold_latency else None)

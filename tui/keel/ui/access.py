@@ -25,20 +25,25 @@ WHY = ("Root's password guards the console's login and the UI's shell key [!]. "
        "SSH never takes it (keys only).")
 
 
-class SetPasswordScreen(ModalScreen[bool]):
-    """Dismisses True once a password is set, False when the user chose none."""
+class SetPasswordScreen(ModalScreen[bool | None]):
+    """Dismisses True once a password is set, False when the user chose none,
+    None when a password asked again (`reask`) is left as it is."""
 
     BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "none", "no password")]
 
-    def __init__(self, store: PasswordStore, first_boot: bool = True) -> None:
+    def __init__(self, store: PasswordStore, first_boot: bool = True,
+                 reask: str | None = None) -> None:
         super().__init__()
-        self.store, self.first_boot = store, first_boot
+        # reask: why a password that is set is asked again; [esc] then
+        # leaves it as it is (dismisses None) instead of choosing none
+        self.store, self.first_boot, self.reask = store, first_boot, reask
 
     def compose(self) -> ComposeResult:
         title = "First boot: set root's password" if self.first_boot else "Root's password"
+        esc = ("[esc] not now (it stays as it is)" if self.reask
+               else "[esc] no password (a console-only box)")
         with Static(id="dialog"):
-            yield Static(f"{title}\n{WHY}\n[esc] no password (a console-only box)",
-                         markup=False)
+            yield Static(f"{title}\n{self.reask or WHY}\n{esc}", markup=False)
             yield Input(password=True, placeholder="new password", id="pw1")
             yield Input(password=True, placeholder="again", id="pw2")
             yield Static("", id="pw-said", markup=False)
@@ -86,6 +91,10 @@ class SetPasswordScreen(ModalScreen[bool]):
 
     def action_none(self) -> None:
         from keel.ui.screens import ConfirmScreen
+
+        if self.reask:
+            self.dismiss(None)
+            return
 
         def answered(yes: bool | None) -> None:
             if yes:

@@ -36,6 +36,9 @@ KeepApplied = Callable[[], str]
 NO_PASSWORD = ("root has no password, so the console will not open a shell.\n"
                "Set one first ([p] access, or keel access password), then press [!] again.")
 LOCKED = "root's password is locked: no shell from the console."
+REHASH_WHY = ("An earlier keel stored root's password as yescrypt, which the console's "
+              "login (serial line, tty1) cannot check: it refuses the right password. "
+              "Type it again (or a new one) to store it as SHA-512.")
 UNREADABLE = "cannot read /etc/shadow (not root?): no shell from the console."
 
 
@@ -160,6 +163,8 @@ class KeelApp(App):
         self.quit_after = quit_after
         self.latency_running = False
         self.passwords = passwords or PasswordStore()
+        if self.shell.rehash is None:
+            self.shell.rehash = self.passwords.set
         self.key_store = key_store or KeyStore()
         # first boot: the setup wizard when this file is absent (None: never)
         self.user_config = user_config
@@ -210,6 +215,9 @@ class KeelApp(App):
         self.resume_latency()
         if self.passwords.needs_asking():  # first boot: before anything else
             self.push_screen(SetPasswordScreen(self.passwords), self._password_answered)
+        elif self.passwords.needs_rehash():  # stored by an earlier keel: asked again
+            self.push_screen(SetPasswordScreen(self.passwords, first_boot=False,
+                                               reask=REHASH_WHY), self._password_reasked)
         else:
             if reason := self.passwords.locked_reason():  # the boot failed closed
                 self.call_after_refresh(self.say, f"root is locked: {reason}")
@@ -217,6 +225,12 @@ class KeelApp(App):
 
     def _password_answered(self, set_: bool | None) -> None:
         self.say("root password set" if set_ else "no root password: [p] sets one later")
+        self._first_boot_setup()
+
+    def _password_reasked(self, set_: bool | None) -> None:
+        self.say("root password stored again: the console's login checks it" if set_
+                 else "root's password unchanged: the console's login cannot check it "
+                      "([p] sets it)")
         self._first_boot_setup()
 
     def _first_boot_setup(self) -> None:
