@@ -208,3 +208,17 @@ def test_what_the_code_cites_of_docs_exists():
     assert stale == []
     assert {"design.md", "lab.md", "cake.md"} <= cited
     assert sorted(page for page in cited if not (DOCS / page).exists()) == []
+
+
+def test_the_hardware_page_names_every_driver_the_kernel_carries():
+    """Each NIC, disk, VM and watchdog driver of the one list of kernel features
+    (the module it builds as) is on docs/hardware.md: what it runs on."""
+    sys.path.insert(0, str(TOP / "tui"))
+    from keel import kernel_features as kf
+
+    hardware = (DOCS / "hardware.md").read_text()
+    drivers = [f.module for f in kf.FEATURES if f.module
+               and (f.area in (kf.NIC, kf.VM) or f.symbol.endswith("_WDT")
+                    or f.symbol in ("SP5100_TCO", "BLK_DEV_NVME", "SATA_AHCI", "USB_STORAGE"))]
+    assert len(drivers) > 10
+    assert [d for d in drivers if f"`{d}`" not in hardware] == []
