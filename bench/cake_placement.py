@@ -53,7 +53,7 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=int, default=12)
     args = parser.parse_args()
-    # the line of the README's table (12/4 Mbit/s; only the 4 Mbit/s upload is
+    # the line of docs/cake.md's table (12/4 Mbit/s; only the 4 Mbit/s upload is
     # loaded here, which the lab's three guests carry without saturating)
     shape = topo.Bottleneck(down_kbit=12_000, up_kbit=4_000)
     rate = shape.up_kbit * 90 // 100

@@ -1,6 +1,6 @@
-"""The lab of DESIGN.md: `lan` client -> `edge` (keel) -> `isp` (a bottleneck
-with a bloated FIFO) -> `hub` (keel, the VPS end). Without the isp, the WAN
-link joins edge and hub directly.
+"""The lab of docs/design.md ("The lab"): `lan` client -> `edge` (keel) ->
+`isp` (a bottleneck with a bloated FIFO) -> `hub` (keel, the VPS end). Without
+the isp, the WAN link joins edge and hub directly.
 
 Addresses (documentation ranges, only ever on the lab's own links):
   lan link   192.168.77.0/24   edge .1, the client by DHCP from the edge

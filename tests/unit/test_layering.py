@@ -1,4 +1,4 @@
-"""The layers of the keel package (DESIGN.md, "Layers of the keel package"),
+"""The layers of the keel package (docs/design.md, "Layers of the keel package"),
 held by walking every module's imports (its AST: top-level and function-level
 imports alike), and by running `keel --help` in a fresh interpreter.
 

@@ -7,7 +7,7 @@ Every latency verdict compares CAKE in place with CAKE bypassed, measured in
 the same run (`keel selftest bufferbloat --compare`), never with a fixed
 number of milliseconds: under emulation the lab's own CPU adds delay that
 depends on the host (see topology.Bottleneck). The margins were checked with
-one host core kept busy (tests/lab/busy.py; README, "The lab"). Absolute
+one host core kept busy (tests/lab/busy.py; docs/lab.md). Absolute
 figures are printed by `make bench`."""
 
 from __future__ import annotations

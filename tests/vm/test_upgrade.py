@@ -165,7 +165,7 @@ def test_an_upgrade_keeps_data_and_tunnel_and_is_kept(lab):
 
 
 def console_ui_off_for_good(edge: Guest) -> None:
-    """The user's choice of a login on tty1 (README: `touch
+    """The user's choice of a login on tty1 (docs/console.md: `touch
     /data/keel/tty1-off`), which the gate takes as the console UI's part
     done. The keep above had the UI start on its trial boot; from here on
     each boot spares the half minute of emulated CPU the UI's start takes

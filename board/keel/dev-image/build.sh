@@ -5,7 +5,7 @@
 #
 # Same disk as the Buildroot release image: the same overlay, post-build.sh,
 # GRUB early config and module lists, kernel command line, genimage config and
-# post-image.sh from board/keel/x86_64/. What differs is listed in README.md.
+# post-image.sh from board/keel/x86_64/. What differs is listed in docs/release-image.md.
 #
 # Caches under OUT/cache: the Debian base root (keyed by the package list), the
 # downloaded .debs, and the pinned Python wheels (keyed by the lock file). A

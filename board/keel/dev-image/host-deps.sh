@@ -4,7 +4,7 @@
 #   host-deps.sh           install what is missing (root, Debian 12 or later)
 #   host-deps.sh --check   only say what is missing (exit 1 if anything is)
 # QEMU comes from bookworm-backports on Debian 12 (QEMU 10: under bookworm's
-# 7.2, guests with 2 vCPUs die at random; see README, "The lab"), and so does
+# 7.2, guests with 2 vCPUs die at random; see docs/lab.md), and so does
 # dhcpcd (10.1, as the image's trixie has; bookworm's is 9.4).
 # The IPv6 internet side's servers (Kea's DHCPv6, radvd) and dhcpcd are for
 # tests/unit/test_dhcpv6_pd_netns.py, in network namespaces: Kea's service

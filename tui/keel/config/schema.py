@@ -115,7 +115,7 @@ class Shaping:
                       one_of("wan", "tunnel"))
     adaptive: bool = key(False, "follow the line: CAKE's rates adapted from one-way delay "
                                 "through the tunnel to its peer, between the min and max "
-                                "below; the rates above are the base (README: adaptive CAKE)")
+                                "below; the rates above are the base (docs/cake.md)")
     download_min_kbit: int = key(0, "adaptive: the lowest download rate", RATE)
     download_max_kbit: int = key(0, "adaptive: the highest download rate (the measured line)",
                                  RATE)
@@ -278,8 +278,7 @@ class Config:
                                      "from the console: keel access password)")
     forward: tuple[Forward, ...] = key((), "port forwards from the hub's public address, "
                                            "one [[forward]] table each; the same table on the "
-                                           "hub and on the edge named by via (README: port "
-                                           "forwards)")
+                                           "hub and on the edge named by via (docs/forwards.md)")
 
 
 def is_secret(name: str) -> bool:

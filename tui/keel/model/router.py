@@ -20,7 +20,7 @@ class Shaping:
     wash_ingress: bool = True
     # where CAKE sits: "wan" (the WAN device; shapes everything, but sees the
     # whole tunnel as one flow) or "tunnel" (the WireGuard device and an IFB
-    # on its ingress; sees the flows inside the tunnel). See README.
+    # on its ingress; sees the flows inside the tunnel). See docs/cake.md.
     attach: str = "wan"
     # adaptive: the rates above are each direction's base; keel.adaptive moves
     # them between min and max (0 where that direction is not shaped)
