@@ -48,9 +48,29 @@ class Console:
         self.expect(r"login: ", timeout)
         self.child.sendline(user)
         self.expect(r"[#$] ", 10)
+        self.set_up_shell()
+
+    def set_up_shell(self) -> None:
         # Kernel messages would interleave with command output.
         self.run("dmesg -n 1; export PS1='lab# ' TERM=dumb; stty columns 2000 2>/dev/null; true",
                  timeout=10).check()
+
+    def login_with_password(self, password: str, timeout: float = 60,
+                            user: str = "root") -> bool:
+        """At the getty's login prompt, log in as a user would, with a
+        password: True with a shell (set up for run()), False when login
+        said "Login incorrect". The password never reaches a message."""
+        self.expect(r"login: ", timeout)
+        self.child.sendline(user)
+        self.expect(r"Password: ", 30)
+        self.child.sendline(password)
+        # BusyBox's login waits about 3 s after a wrong one; hashing takes
+        # its time under emulation
+        got = self.expect(r"Login incorrect|[#$] ", 60)
+        if got.group(0) == b"Login incorrect":
+            return False
+        self.set_up_shell()
+        return True
 
     def expect(self, pattern: str, timeout: float) -> re.Match:
         try:

@@ -57,7 +57,8 @@ class Guest:
     def __init__(self, name: str, workdir: Path, *, firmware: str = "bios",
                  memory: int = 512, smp: int = 2, disk_size: str | None = None,
                  image: Path | None = None, accel: accel_mod.Accel | None = None,
-                 tty1_ui: bool = False, drives: tuple[Path, ...] = ()) -> None:
+                 tty1_ui: bool = False, drives: tuple[Path, ...] = (),
+                 qmp: Path | None = None) -> None:
         if firmware not in ("bios", "uefi"):
             raise LabError(f"{name}: firmware must be 'bios' or 'uefi', not {firmware!r}")
         self.name = name
@@ -72,6 +73,9 @@ class Guest:
         self.disk_size = disk_size
         # more disks, read-only raw images (the upgrade lab's bundles)
         self.drives = tuple(drives)
+        # QEMU's machine protocol socket (tests/lab/keyboard.py types on the
+        # guest's keyboard through it), or None
+        self.qmp = qmp
         self.image = image or dev_image()
         self.accel = accel or accel_mod.detect()
         self.nics: list[Nic] = []
@@ -96,6 +100,8 @@ class Guest:
                 # a watchdog, as Proxmox and libvirt VPSes offer (reset on expiry)
                 "-device", "i6300esb", "-action", "watchdog=reset",
                 "-drive", f"file={self.overlay},if=virtio,format=qcow2"]
+        if self.qmp is not None:
+            argv += ["-qmp", f"unix:{self.qmp},server=on,wait=off"]
         for drive in self.drives:
             argv += ["-drive", f"file={drive},if=virtio,format=raw,readonly=on"]
         if self.firmware == "uefi":

@@ -35,6 +35,7 @@ class Lab:
     def guest(self, name: str, **kwargs) -> Guest:
         if name in self.guests:
             raise LabError(f"guest {name!r} defined twice")
+        kwargs.setdefault("qmp", self._sockdir / f"{name}.qmp")
         guest = Guest(name, self.workdir, accel=self.accel, **kwargs)
         self.guests[name] = guest
         return guest

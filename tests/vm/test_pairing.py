@@ -194,6 +194,7 @@ def pair(lab, edge: Guest, name: str) -> tuple[str, str, float]:
 
 
 def test_two_edges_pair_one_after_the_other_and_reach_each_others_lan(lab):
+    began = time.monotonic()
     _, edge_a_out, seconds_a = pair(lab, lab.edge_a, "edge-a")
     assert "tunnel 10.77.0.2/24" in edge_a_out
     hub_b, edge_b_out, seconds_b = pair(lab, lab.edge_b, "edge-b")
@@ -215,11 +216,15 @@ def test_two_edges_pair_one_after_the_other_and_reach_each_others_lan(lab):
     assert "3 received" in out
     assert "dev wg0" in lab.edge_a.check(f"ip -color=never route get {LAN_B}")
     assert "tcp dport 51820" not in lab.hub.check("nft list ruleset")
-    peers = lab.hub.check("keel peers")
+    # each edge's handshake happened during this test (its age, from JSON,
+    # within the time since the test began: no human-readable age read)
+    peers = {p["name"]: p for p in lab.hub.json("keel peers --json")}
     for name, tunnel, lan in (("edge-a", "10.77.0.2", "192.168.77.0/24"),
                               ("edge-b", "10.77.0.3", "192.168.78.0/24")):
-        row = next(line for line in peers.splitlines() if line.startswith(name + " "))
-        assert tunnel in row and lan in row and "s ago" in row, peers
+        peer = peers[name]
+        assert peer["tunnel"].split("/")[0] == tunnel and lan in peer["routes"], peers
+        age = peer["handshake_age_s"]
+        assert age is not None and age <= time.monotonic() - began + 2, peers
     revisions = lab.hub.check("keel show revisions")
     assert "pair: edge-a" in revisions and "pair: edge-b" in revisions
 
