@@ -24,7 +24,11 @@ revision applied at boot thus becomes a new current revision (noted "boot:
 fell back to revision N"), as `keel rollback` does: `current` says what is in
 force, the next boot tries it first, and no revision is removed or rewritten,
 so the newer ones are still there after an upgrade back. The user's config is
-never written at boot: the newer keel reads it again after that upgrade."""
+never written at boot: the newer keel reads it again after that upgrade.
+
+A fallback never widens access: the config applied after one that failed is
+first cut down to what the failed (newer) ones allow (keel.apply.narrow), and
+the console and the record say what was cut."""
 
 from __future__ import annotations
 
@@ -35,12 +39,16 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from keel.apply import narrow
 from keel.apply.errors import InvalidConfig, Refused
+from keel.config.dump import to_toml
 from keel.config.errors import ConfigError
+from keel.config.load import parse_config
 from keel.state.revisions import RevisionStore, atomic_write
 from keel.system.commands import CommandError
 
 RECORD_NAME = "boot-fallback.json"
+NARROWED_NAME = "boot-narrowed.toml"  # in the run dir: a fallback, cut down
 MAX_REASON = 300  # characters of an unexpected error's message
 MAX_REVISIONS = 10  # revisions tried at boot, the current one included
 
@@ -57,6 +65,7 @@ class Candidate:
     name: str  # how messages name it: a path, or "revision N"
     path: Path
     note: str = "boot"  # the note of the revision recorded if it is applied
+    in_force: bool = False  # the revision in force before this boot
 
 
 @dataclass(frozen=True)
@@ -76,6 +85,9 @@ class BootRecord:
     # seconds of uptime when the apply ended (None: not known, a record an
     # older keel wrote): the upgrade gate counts the tunnel's wait from here
     uptime: float | None = None
+    # what the fallback applied had cut out, not to widen access (one short
+    # line each: keel.apply.narrow)
+    narrowed: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -138,7 +150,7 @@ def _revisions(revisions: RevisionStore, tried: set[bytes]
         current, broken = None, True
     if current is not None and _new(current.path, tried):
         left -= 1
-        yield Candidate(f"revision {current.number}", current.path)
+        yield Candidate(f"revision {current.number}", current.path, in_force=True)
     try:
         earlier = [rev for rev in reversed(revisions.list())
                    if current is None or rev.number < current.number]
@@ -168,8 +180,10 @@ def read_record(run_dir: Path) -> BootRecord | None:
                          for f in data.get("failures", []))
         applied = data.get("applied")
         ended = data.get("uptime")
+        narrowed = tuple(str(x) for x in data.get("narrowed", ()))
         return BootRecord(None if applied is None else str(applied), failures,
-                          float(data.get("at", 0)), None if ended is None else float(ended))
+                          float(data.get("at", 0)), None if ended is None else float(ended),
+                          narrowed)
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
 
@@ -178,12 +192,46 @@ def _named(item: Candidate | Failure) -> str:
     return item.name if isinstance(item, Candidate) else item.source
 
 
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def narrowed(item: Candidate, newer: list[str], run_dir: Path) -> tuple[Path, tuple[str, ...]]:
+    """The file to apply for a fallback `item`: itself, or a copy in the
+    run dir with no more access than the `newer` configs that failed allow;
+    and what the copy cut out. A config that cannot be read or is invalid is
+    applied as it is (its apply fails and says why)."""
+    text = _text(item.path)
+    if text is None:
+        return item.path, ()
+    try:
+        config = parse_config(text, item.name).config
+    except (ConfigError, InvalidConfig):
+        return item.path, ()
+    ceiling = narrow.ceiling_over(newer)
+    if ceiling is None:  # no newer config is readable
+        if item.in_force:
+            return item.path, ()
+        ceiling = narrow.CLOSED
+    config, cut = narrow.narrow(config, ceiling)
+    if not cut:
+        return item.path, ()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    out = run_dir / NARROWED_NAME
+    atomic_write(out, to_toml(config))
+    return out, cut
+
+
 def apply_at_boot(applier: BootApplier, user: Path, default: Path,
                   say: Callable[[str], None],
                   clock: Callable[[], float] | None = None) -> BootRecord:
     """Apply the first candidate that works; the record of what happened
     (`clock`: seconds of uptime, read when it ended)."""
     failures: list[Failure] = []
+    newer: list[str] = []  # the texts of the configs that failed, newest first
     chain = candidates(user, default, applier.revisions)
     record = BootRecord(None, ())
     item = next(chain, None)
@@ -191,12 +239,20 @@ def apply_at_boot(applier: BootApplier, user: Path, default: Path,
         if isinstance(item, Failure):
             failure = item
         else:
+            path, cut = item.path, ()
+            if failures:
+                path, cut = narrowed(item, newer, applier.run_dir)
+            if cut:
+                say(f"keel: {item.name}: access cut to what the newer config allows: "
+                    + ", ".join(cut))
             try:
-                applier.apply_file(item.path, item.name, note=item.note)
+                applier.apply_file(path, item.name, note=item.note)
             except Exception as err:  # whatever it is, the next config is tried
                 failure = Failure(item.name, reason_of(err))
+                if (text := _text(item.path)) is not None:
+                    newer.append(text)
             else:
-                record = BootRecord(item.name, tuple(failures))
+                record = BootRecord(item.name, tuple(failures), narrowed=cut)
                 break
         failures.append(failure)
         item = next(chain, None)

@@ -184,8 +184,11 @@ def check_boot(record: BootRecord | None) -> list[Check]:
     data = record.as_dict()
     if record.applied is None:
         return [Check("config", "boot", FAIL, f"no config could be applied at boot: {why}", data)]
+    cut = (f"; access cut to what the newer config allows: {', '.join(record.narrowed)}"
+           if record.narrowed else "")
     if record.failures:
-        return [Check("config", "boot", WARN, f"booted on {record.applied} because {why}", data)]
+        return [Check("config", "boot", WARN,
+                      f"booted on {record.applied} because {why}{cut}", data)]
     return [Check("config", "boot", OK, f"booted on {record.applied}", data)]
 
 
