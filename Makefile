@@ -44,8 +44,12 @@ bundle: dev-image
 # lanes (tests/lab/lanes.py): the host tests and the upgrade lab from the
 # start, then the main lab lane beside the quiet one, whose modules measure
 # the host's spare CPU and whose guests come first for it
+# BUSY=0.5: the same, beside a steady load of half a host core (tests/lab/busy.py),
+# to check that the verdicts hold on a busier machine
+BUSY ?=
 test: host-deps check dev-image
-	cd $(TOP) && KEEL_OUT=$(OUT) $(PYTHON) -m tests.lab.lanes --durations=15 $(PYTEST_ARGS) tests
+	cd $(TOP) && KEEL_OUT=$(OUT) $(if $(BUSY),$(PYTHON) -m tests.lab.busy --runs 1 --share $(BUSY) --) \
+		$(PYTHON) -m tests.lab.lanes --durations=15 $(PYTEST_ARGS) tests
 
 # every host test (no image, no guest): unit tests, the UI's pilot and snapshot tests
 test-unit:

@@ -1,6 +1,8 @@
-"""Run lab tests on a busier host: one host core kept busy by a loop that
-this script starts and stops (and that ends by itself after --max-seconds),
-while a monitor records how much host CPU each QEMU guest takes.
+"""Run lab tests on a busier host: a share of one host core (--share, 1 by
+default; `make test BUSY=0.5` runs the whole suite beside half a core) kept
+busy by a loop that this script starts and stops (and that ends by itself
+after --max-seconds), while a monitor records how much host CPU each QEMU
+guest takes.
 
     python -m tests.lab.busy --runs 3 -- python -m pytest tests/vm/test_selftest.py
 
@@ -26,10 +28,23 @@ HZ = os.sysconf("SC_CLK_TCK")
 _OVERLAY = re.compile(rb"file=[^,\x00]*/([A-Za-z0-9_-]+)\.qcow2")
 
 
-def busy_loop(max_seconds: float) -> subprocess.Popen:
-    """One core kept busy; the loop stops by itself after max_seconds."""
+PERIOD_S = 0.010  # the duty cycle's period: a steady load, not bursts
+
+
+def busy_loop(max_seconds: float, share: float = 1.0) -> subprocess.Popen:
+    """`share` of one core kept busy: in each 10 ms, that much CPU time spent
+    spinning (counted in CPU time, so a contended host still carries the
+    whole share), then a sleep to the period's end; the loop stops by itself
+    after max_seconds."""
+    if not 0 < share <= 1:
+        raise ValueError(f"--share must be in (0, 1], not {share}")
     code = (f"import time\nend = time.monotonic() + {max_seconds}\n"
-            "while time.monotonic() < end:\n    pass\n")
+            f"period, spin = {PERIOD_S}, {PERIOD_S * share}\n"
+            "while (start := time.monotonic()) < end:\n"
+            "    cpu = time.process_time()\n"
+            "    while time.process_time() - cpu < spin:\n        pass\n"
+            "    if (left := start + period - time.monotonic()) > 0:\n"
+            "        time.sleep(left)\n")
     return subprocess.Popen([sys.executable, "-c", code])
 
 
@@ -113,6 +128,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--max-seconds", type=float, default=3600,
                         help="the busy loop ends by itself after this long (default 3600)")
+    parser.add_argument("--share", type=float, default=1.0,
+                        help="the share of one core the loop keeps busy (default 1)")
     parser.add_argument("--no-load", action="store_true",
                         help="no busy loop: the monitor alone (a baseline)")
     parser.add_argument("command", nargs=argparse.REMAINDER)
@@ -123,9 +140,9 @@ def main() -> int:
     RUNS.mkdir(parents=True, exist_ok=True)
     failed = 0
     for n in range(1, args.runs + 1):
-        label = f"{'idle' if args.no_load else 'busy'}-{n}"
+        label = f"{'idle' if args.no_load else f'busy{args.share:g}'}-{n}"
         print(f"== {label}: {' '.join(command)}", flush=True)
-        loop = None if args.no_load else busy_loop(args.max_seconds)
+        loop = None if args.no_load else busy_loop(args.max_seconds, args.share)
         try:
             with Monitor() as monitor:
                 rc = subprocess.call(command, env={**os.environ, "KEEL_LAB_LABEL": label})
