@@ -56,7 +56,7 @@ def test_the_password_set_at_first_boot_logs_in_on_the_serial_console(guest):
     ui.press("escape")  # the wizard left for later
     ui.wait_for(r"Leave the setup\?")
     ui.press("y")
-    ui.wait_for(r"root password set")
+    ui.wait_for(r"\[q\]uit")  # the dashboard
     ui.quit()
     # stored in the scheme the console's login checks (the hash is not shown)
     assert guest.check("grep -c '^root:[$]6[$]rounds=' /etc/shadow") == "1"
