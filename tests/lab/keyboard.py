@@ -14,8 +14,12 @@ from tests.lab.paths import LabError
 
 # QEMU's QKeyCode names of the characters the tests type
 _NAMED = {"\n": "ret", " ": "spc", "-": "minus", ".": "dot", "/": "slash", "=": "equal",
-          ",": "comma", ";": "semicolon"}
-_SHIFTED = {"_": "minus", "+": "equal", ":": "semicolon", "!": "1", "@": "2", "#": "3"}
+          ",": "comma", ";": "semicolon", "'": "apostrophe", "`": "grave_accent",
+          "[": "bracket_left", "]": "bracket_right", "\\": "backslash"}
+_SHIFTED = {"_": "minus", "+": "equal", ":": "semicolon", ">": "dot", "<": "comma",
+            "?": "slash", '"': "apostrophe", "~": "grave_accent", "{": "bracket_left",
+            "}": "bracket_right", "|": "backslash", "!": "1", "@": "2", "#": "3", "$": "4",
+            "%": "5", "^": "6", "&": "7", "*": "8", "(": "9", ")": "0"}
 
 
 def qcodes(char: str) -> list[str]:
