@@ -69,3 +69,15 @@ def test_adaptive_needs_a_peer_to_probe() -> None:
     assert problems(shaping()) == [
         "wan.shaping.adaptive: needs the tunnel: its peer answers the delay probes "
         "(wireguard.enabled, a peer with an endpoint)"]
+
+
+@pytest.mark.parametrize("end", ["min", "max"])
+def test_a_bound_of_a_direction_not_shaped_is_named_and_no_other(end: str) -> None:
+    """Only upload_<end>_kbit in the file, upload not shaped: that key is
+    named, not the other bound (which the file does not have)."""
+    other = "max" if end == "min" else "min"
+    text = shaping(upload_kbit=0, **{f"upload_{end}_kbit": 4000,
+                                     f"upload_{other}_kbit": None}) + TUNNEL
+    found = problems(text)
+    assert found == [f"wan.shaping.upload_{end}_kbit: upload is not shaped (upload_kbit = 0)"]
+    assert not any(f"upload_{other}_kbit" in p for p in found)

@@ -47,9 +47,11 @@ def _adaptive(cfg: Config) -> Iterator[Problem]:
         base = getattr(s, f"{d}_kbit")
         low, high = getattr(s, f"{d}_min_kbit"), getattr(s, f"{d}_max_kbit")
         if base <= 0:
-            if low or high:
-                yield Problem(f"wan.shaping.{d}_min_kbit", f"{d} is not shaped "
-                                                            f"({d}_kbit = 0)")
+            # each bound the file sets is named, and only those
+            for end, value in (("min", low), ("max", high)):
+                if value:
+                    yield Problem(f"wan.shaping.{d}_{end}_kbit", f"{d} is not shaped "
+                                                                  f"({d}_kbit = 0)")
             continue
         if low <= 0:
             yield Problem(f"wan.shaping.{d}_min_kbit", "missing: adaptive = true "
