@@ -26,22 +26,23 @@ _RUN = re.compile(r"[A-Za-z0-9+/_=-]+")
 
 
 def looks_secret(token: str) -> bool:
-    """A string that looks like a key or a token rather than a word: base64
-    or hex of SECRET_MIN characters or more, of letters of both cases mixed
-    with digits, or of LONG_RUN characters or more without '_' or '-'; or a
-    crypt(3) hash. Key names of the schema (snake_case
-    words) never do."""
+    """A string that looks like a key or a token rather than a word: a
+    crypt(3) hash; or base64 or hex of SECRET_MIN characters or more, of
+    letters of both cases mixed with digits, or of LONG_RUN characters or
+    more without '_' or '-' (with a digit, '+', '/' or the padding '=').
+    Key names of the schema (snake_case words) never do."""
     if _CRYPT.fullmatch(token):
         return True
     if len(token) < SECRET_MIN or not _TOKEN_CHARS.fullmatch(token):
         return False
     if _HEX.fullmatch(token):
         return True
-    if len(token) >= LONG_RUN and "_" not in token and "-" not in token:
-        return True  # base64 of 30 bytes or more, whatever its letters (even all "A")
     upper = any(c.isupper() for c in token)
     lower = any(c.islower() for c in token)
     digits = sum(c.isdigit() for c in token)
+    if (len(token) >= LONG_RUN and "_" not in token and "-" not in token
+            and (token.endswith("=") or digits or "+" in token or "/" in token)):
+        return True  # base64 of 30 bytes or more, whatever its letters (even all "A")
     if "+" in token or "/" in token or token.endswith("="):
         return upper + lower + bool(digits) >= 2
     return upper and lower and digits >= 2
