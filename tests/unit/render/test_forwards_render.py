@@ -89,7 +89,7 @@ def test_an_ipv6_forward_alone_needs_no_mark_rule_or_ipv4_default_from_the_hub()
 def test_a_hub_with_no_forwards_renders_as_before():
     bare = replace(HUB, forwards=())
     rules = nft.render_ruleset(bare)
-    assert "dnat" not in rules and "counter" not in rules and "prerouting" not in rules
+    assert "dnat" not in rules and "counter" not in rules and "chain prerouting" not in rules
 
 
 def test_a_local_forward_goes_to_the_own_lan():
