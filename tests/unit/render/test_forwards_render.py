@@ -27,7 +27,7 @@ EDGE_FWD = replace(EDGE, forwards=(replace(WEB, role="inner"), replace(GAME, rol
 
 def test_the_hub_dnats_its_public_ports_to_the_targets_and_lets_them_through():
     rules = nft.render_ruleset(HUB)
-    assert ('fib daddr type local ip daddr != { 10.77.0.1 } tcp dport 8080 '
+    assert ('fib daddr type local ip daddr != { 127.0.0.0/8, 10.77.0.1 } tcp dport 8080 '
             'counter name "fwd-web" dnat ip to 192.168.77.50:80') in rules
     # a range keeps its ports, on both protocols
     for proto in ("tcp", "udp"):

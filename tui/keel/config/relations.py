@@ -187,6 +187,6 @@ def cross_checks(cfg: Config, clean: frozenset[str] | None = None) -> list[Probl
         out += ipv6.routed(cfg)
     if ready("forward"):
         out += forwards.names_and_ranges(cfg)
-    if ready("forward", "system", "wireguard", "lan", "firewall"):
+    if ready("forward", "system", "wireguard", "lan", "firewall", "ipv6"):
         out += forwards.forwards(cfg)
     return out

@@ -67,6 +67,7 @@ ICMPV6_NDP = "nd-router-solicit, nd-router-advert, nd-neighbor-solicit, nd-neigh
 ICMPV6_MLD = ("mld-listener-query, mld-listener-report, mld-listener-done, "
               "mld2-listener-report")
 LINK_LOCAL6 = "fe80::/10"
+LOOPBACK4 = "127.0.0.0/8"
 # echo requests to the router from its WAN (IPv4 and IPv6), when ping_on_wan
 PING_LIMIT = "20/second"
 # echo requests forwarded to hosts behind this router (IPv6 only: IPv4's LAN
@@ -136,18 +137,21 @@ def _forward_counters(model: RouterModel) -> list[str]:
 
 def _forward_dnat(model: RouterModel) -> list[str]:
     """prerouting: the hub's public port(s) DNATed to the target (outer and
-    local IPv4 forwards), from anywhere to any of this router's own addresses
-    but its tunnel's (a LAN host or an edge reaching the public address gets
-    the same service: hairpin); on an edge, its LAN reaching the hub's public
-    address is sent to the target in the LAN directly (inner forwards). An
-    IPv6 forward has no DNAT: its target is reached by its own address."""
+    local IPv4 forwards), from anywhere to the WAN's own addresses only (a LAN
+    host or an edge reaching the public address gets the same service:
+    hairpin): a local address that is not the tunnel's, a LAN's or loopback's
+    (the WAN's may come by DHCP: what is left of the router's own), so a
+    forward of port 53 never takes the LAN's DNS queries to the router; on an
+    edge, its LAN reaching the hub's public address is sent to the target in
+    the LAN directly (inner forwards). An IPv6 forward has no DNAT: its
+    target is reached by its own address."""
     wg = model.wireguard
     lines = []
-    tunnel_v4 = [a.split("/")[0] for a in (wg.address if wg else ()) if ":" not in a]
+    inside = [a.split("/")[0] for a in (wg.address if wg else ()) if ":" not in a]
+    inside += [lan.address.split("/")[0] for lan in model.lans if ":" not in lan.address]
     # an IPv4 match in front of the counter: an IPv6 connection to the same
     # port (which no `dnat ip` changes) is not one of the forward's
-    not_tunnel = (f"ip daddr != {{ {', '.join(tunnel_v4)} }} " if tunnel_v4
-                  else "meta nfproto ipv4 ")
+    not_tunnel = f"ip daddr != {{ {', '.join([LOOPBACK4, *inside])} }} "
     hub = hub_address(wg) if wg else None
     lans = _set([lan.interface for lan in model.lans]) if model.lans else None
     for f in model.forwards:
