@@ -38,7 +38,7 @@ PURE = ("keel.config", "keel.model", "keel.render", "keel.parse",
         # the upgrade's boot state and slot view: parsers of what GRUB and RAUC keep
         "keel.upgrade.grubenv", "keel.upgrade.slots",
         # adaptive CAKE's controller and its probes on the wire
-        "keel.adaptive.controller", "keel.adaptive.wire")
+        "keel.adaptive.controller", "keel.adaptive.wire", "keel.adaptive.target")
 TOUCHES_THE_SYSTEM = ("subprocess", "keel.system", "keel.apply", "keel.metrics",
                       "keel.selftest", "keel.doctor", "keel.tuning", "keel.state",
                       "keel.wireguard", "keel.ui", "textual", "rich")

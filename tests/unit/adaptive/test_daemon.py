@@ -11,9 +11,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from keel.adaptive import daemon as d
-from keel.adaptive import reflector
+from keel.adaptive import reflector, wire
 from keel.adaptive.controller import Bounds
 
 PORT = 45822
@@ -28,7 +30,8 @@ class Recorder:
 
 
 def plan() -> d.Plan:
-    return d.Plan("127.0.0.1", "lo", "lo", Bounds(500, 1500, 2000), Bounds(1000, 3000, 4000))
+    return d.Plan("127.0.0.1", "lo", "lo", Bounds(500, 1500, 2000), Bounds(1000, 3000, 4000),
+                  "lo", "127.0.0.1")
 
 
 def run_for(daemon: d.Daemon, seconds: float) -> None:
@@ -42,11 +45,19 @@ def run_for(daemon: d.Daemon, seconds: float) -> None:
 
 def test_arguments_are_checked() -> None:
     got = d.parse_args(["--peer", "10.99.0.1", "--egress", "eth0", "--ingress", "ifb4eth0",
+                        "--tunnel", "wg0", "--source", "10.99.0.2",
                         "--up", "600:1350:1500", "--down", "1500:3600:4000"])
     assert got.up == Bounds(600, 1350, 1500) and got.ingress == "ifb4eth0"
-    with pytest.raises(SystemExit):
-        d.parse_args(["--peer", "x", "--egress", "e", "--ingress", "i", "--up", "3:2:1",
-                      "--down", "1:1:1"])
+    assert (got.tunnel, got.source) == ("wg0", "10.99.0.2")
+    tunnel = ["--tunnel", "wg0", "--source", "10.99.0.2"]
+    for bad in (["--peer", "10.99.0.1", "--egress", "e", "--ingress", "i", *tunnel,
+                 "--up", "3:2:1", "--down", "1:1:1"],
+                # the probes are IPv4, and go through the tunnel only
+                ["--peer", "fd00::1", "--egress", "e", "--ingress", "i", *tunnel,
+                 "--up", "1:1:1"],
+                ["--peer", "10.99.0.1", "--egress", "e", "--ingress", "i", "--up", "1:1:1"]):
+        with pytest.raises(SystemExit):
+            d.parse_args(bad)
 
 
 def test_it_measures_through_the_peers_reflector(tmp_path: Path, monkeypatch) -> None:
@@ -103,3 +114,53 @@ def test_the_log_stays_bounded(tmp_path: Path, monkeypatch) -> None:
         log.add({"i": i})
     lines = (tmp_path / "adapt.jsonl").read_text().splitlines()
     assert len(lines) <= 10 and json.loads(lines[-1]) == {"i": 24}
+
+
+# --- answers only to probes it sent ------------------------------------------------
+def answer_to(seq: int, sent_ns: int) -> wire.Answer:
+    return wire.Answer(seq, sent_ns, sent_ns + 5_000_000, sent_ns + 5_100_000, 0)
+
+
+def test_an_answer_counts_once_and_only_for_a_probe_sent() -> None:
+    out = d.Outstanding(size=4)
+    seqs = [out.new(1_000 + n) for n in range(4)]
+    assert len(set(seqs)) == 4
+    assert not out.answered(answer_to(seqs[0], 999))  # the right number, not its time
+    assert out.answered(answer_to(seqs[0], 1_000))
+    assert not out.answered(answer_to(seqs[0], 1_000))  # a replay
+    newest = out.new(2_000)  # the oldest still waiting (seqs[1]) is forgotten at 5
+    out.new(2_001)
+    assert not out.answered(answer_to(seqs[1], 1_001))
+    assert out.answered(answer_to(newest, 2_000))
+    assert len(out.sent) <= 4
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 2**63 - 1), st.integers(1, 64))
+def test_a_guessed_answer_is_refused(seq: int, sent_ns: int, probes: int) -> None:
+    """Whatever number and time an answer forged off the tunnel carries, it
+    counts only if it is exactly one of the probes' (random numbers)."""
+    out = d.Outstanding()
+    sent = {out.new(10**18 + n): 10**18 + n for n in range(probes)}
+    assert out.answered(answer_to(seq, sent_ns)) == (sent.get(seq) == sent_ns)
+
+
+def test_the_sequence_numbers_are_random() -> None:
+    """A nonce each: not a count from 0 or 1 (what a forger would guess)."""
+    out = d.Outstanding()
+    seqs = [out.new(n) for n in range(64)]
+    assert seqs != sorted(seqs) and len(set(seqs)) == 64
+    assert any(s > 2**24 for s in seqs)
+
+
+def test_the_daemons_socket_is_bound_to_the_tunnel(tmp_path: Path) -> None:
+    import socket
+
+    daemon = d.Daemon(plan(), run_dir=tmp_path, cake=Recorder(), port=PORT + 3)
+    try:
+        bound = daemon.sock.getsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, 16)
+        assert bound.rstrip(b"\0") == b"lo"
+        assert daemon.sock.getsockname()[0] == "127.0.0.1"
+        assert daemon.sock.getpeername() == ("127.0.0.1", PORT + 3)
+    finally:
+        daemon.sock.close()

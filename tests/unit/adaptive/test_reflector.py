@@ -32,7 +32,7 @@ def running(tmp_path: Path, monkeypatch):
     if not hasattr(socket, "SO_BINDTODEVICE"):
         pytest.fail("SO_BINDTODEVICE is Linux's; keel runs on Linux")
     refl = reflector.Reflector(lambda: 12.5, port=PORT, find=lambda: {"lo": lo_index()},
-                               max_per_s=5)
+                               per_peer_per_s=5)
     stop = threading.Event()
     thread = threading.Thread(target=refl.run, args=(stop,), daemon=True)
     thread.start()
@@ -88,6 +88,63 @@ def test_garbage_is_not_answered_and_a_flood_is_cut(running) -> None:
     # at most 5 a second: 20 sent within one second (or two, at a boundary)
     assert answers <= 10 if int(time.monotonic()) != second else answers == 5
     assert refl.refused >= 2 + 20 - answers
+
+
+def test_a_flooding_peer_leaves_the_others_their_answers(running) -> None:
+    """One peer floods (127.0.0.1), another probes (127.0.0.2): each has
+    its own budget, the other is answered every time."""
+    refl, flooder = running
+    for _ in range(50):
+        if refl.sockets:
+            break
+        time.sleep(0.05)
+    other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    other.bind(("127.0.0.2", 0))
+    other.settimeout(1)
+    try:
+        answered = 0
+        for seq in range(4):  # within this peer's 5 a second, whatever second it is
+            for n in range(30):
+                flooder.sendto(wire.probe(n, time.time_ns()), ("127.0.0.1", PORT))
+            other.sendto(wire.probe(seq, time.time_ns()), ("127.0.0.1", PORT))
+            answered += wire.parse_answer(other.recv(100)).seq == seq
+        assert answered == 4
+        assert refl.refused >= 4 * 30 - 2 * 5
+    finally:
+        other.close()
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_each_source_has_its_own_budget_a_second() -> None:
+    clock = Clock()
+    b = reflector.Budgets(per_peer=3, max_peers=10, clock=clock)
+    assert [b.allow("10.0.0.2") for _ in range(5)] == [True] * 3 + [False] * 2
+    assert [b.allow("10.0.0.3") for _ in range(3)] == [True] * 3
+    clock.now = 100.99
+    assert not b.allow("10.0.0.2")
+    clock.now = 101.0  # a new second: a new budget
+    assert b.allow("10.0.0.2")
+
+
+def test_the_table_of_sources_is_bounded() -> None:
+    """A flood from ever new addresses fills the table for the second and
+    is refused; the sources already in it keep their budget; the table is
+    never larger than its bound."""
+    clock = Clock()
+    b = reflector.Budgets(per_peer=3, max_peers=100, clock=clock)
+    assert b.allow("10.0.0.2")
+    fresh = sum(b.allow(f"10.1.{n // 256}.{n % 256}") for n in range(10_000))
+    assert fresh == 99 and len(b.counts) == 100
+    assert b.allow("10.0.0.2")
+    clock.now += 1
+    assert b.allow("10.9.9.9") and len(b.counts) == 1
 
 
 def test_the_meter_reports_a_thread_that_overslept() -> None:

@@ -239,10 +239,28 @@ def test_adaptive_cake_starts_its_daemon_with_the_peer_devices_and_bounds(tmp_pa
     argv = start.commands[0]
     assert argv[argv.index("--") + 1:][1:] == (
         "keel.adaptive.daemon", "--peer", "10.99.0.1", "--egress", "eth0",
-        "--ingress", "ifb4eth0", "--up", "600:1350:1500", "--down", "1500:3600:4000")
+        "--ingress", "ifb4eth0", "--tunnel", "wg0", "--source", "10.99.0.2",
+        "--up", "600:1350:1500", "--down", "1500:3600:4000")
     (tunnel,) = engine.plan_adaptive(adaptive_model("tunnel", down=0), FakeProbe(tmp_path))
-    assert tunnel.commands[0][-6:] == ("--egress", "wg0", "--ingress", "ifb4wg0",
-                                       "--up", "600:1350:1500")  # no --down: not shaped
+    assert tunnel.commands[0][-10:] == ("--egress", "wg0", "--ingress", "ifb4wg0",
+                                        "--tunnel", "wg0", "--source", "10.99.0.2",
+                                        "--up", "600:1350:1500")  # no --down: not shaped
+
+
+def test_adaptive_cake_probes_ipv4_only(tmp_path):
+    """A peer with only an IPv6 /128, or a tunnel with only IPv6 addresses,
+    gives the daemon nothing to probe (the loader refuses such a config)."""
+    from dataclasses import replace
+
+    from keel.model.router import Peer
+
+    model = adaptive_model()
+    assert model.wireguard is not None
+    v6_peer = replace(model.wireguard, peer=(Peer("k" * 43 + "=", ("fd00::1/128",),
+                                                  "203.0.113.1:51820"),))
+    v6_self = replace(model.wireguard, address=("fd00::2/64",))
+    for wg in (v6_peer, v6_self):
+        assert engine.adaptive_argv(replace(model, wireguard=wg)) is None
 
 
 def test_adaptive_cake_runs_once_restarts_on_change_and_stops_when_off(tmp_path):

@@ -69,3 +69,40 @@ def test_adaptive_needs_a_peer_to_probe() -> None:
     assert problems(shaping()) == [
         "wan.shaping.adaptive: needs the tunnel: its peer answers the delay probes "
         "(wireguard.enabled, a peer with an endpoint)"]
+
+
+@pytest.mark.parametrize("end", ["min", "max"])
+def test_a_bound_of_a_direction_not_shaped_is_named_and_no_other(end: str) -> None:
+    """Only upload_<end>_kbit in the file, upload not shaped: that key is
+    named, not the other bound (which the file does not have)."""
+    other = "max" if end == "min" else "min"
+    text = shaping(upload_kbit=0, **{f"upload_{end}_kbit": 4000,
+                                     f"upload_{other}_kbit": None}) + TUNNEL
+    found = problems(text)
+    assert found == [f"wan.shaping.upload_{end}_kbit: upload is not shaped (upload_kbit = 0)"]
+    assert not any(f"upload_{other}_kbit" in p for p in found)
+
+
+V6_ONLY = ("[wireguard]\nenabled = true\naddress = ['fd77::2/64']\n"
+           f"[[wireguard.peer]]\npublic_key = '{KEY}'\nallowed_ips = ['fd77::1/128']\n"
+           "endpoint = '198.51.100.7:51820'\n")
+
+
+@pytest.mark.parametrize(("tunnel", "says"), [
+    (V6_ONLY, "wireguard.address has no IPv4 address"),
+    (TUNNEL.replace("['10.7.0.1/32']", "['10.7.0.1/32', 'fd77::1/128']")
+     .replace("['10.7.0.2/24']", "['fd77::2/64']"), "wireguard.address has no IPv4 address"),
+    (TUNNEL.replace("['10.7.0.1/32']", "['fd77::1/128', '10.7.1.0/24']")
+     .replace("['10.7.0.2/24']", "['10.7.0.2/24', 'fd77::2/64']"),
+     "needs its IPv4 tunnel address, a single address (/32), in allowed_ips"),
+])
+def test_adaptive_on_a_tunnel_without_ipv4_probes_is_refused(tunnel: str, says: str) -> None:
+    """The probes are IPv4 only: a tunnel the daemon could not probe over is
+    refused by the loader, naming the key (it was taken, and never ran)."""
+    (found,) = problems(shaping() + tunnel)
+    assert found.startswith("wan.shaping.adaptive: the delay probes are IPv4") and says in found
+
+
+def test_adaptive_on_a_dual_stack_tunnel_is_taken() -> None:
+    text = shaping() + TUNNEL.replace("['10.7.0.1/32']", "['fd77::1/128', '10.7.0.1/32']")
+    assert load_text(text, "t.toml").wan.shaping.adaptive

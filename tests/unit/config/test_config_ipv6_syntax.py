@@ -67,6 +67,8 @@ routed_prefix = "2001:db8:100::/56"
 [wireguard]
 enabled = true
 address = ["10.77.0.1/24"]
+route = "prefixes"
+prefixes = ["192.168.77.0/24"]
 
 [[wireguard.peer]]
 name = "edge"

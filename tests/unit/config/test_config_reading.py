@@ -147,10 +147,13 @@ def test_at_most_30_problems_are_shown_then_a_count():
 
 
 def test_a_file_of_many_problems_is_checked_quickly():
-    text = "[firewall]\nopen_tcp = [" + "0," * 100_000 + "]\n"
+    text = "[firewall]\nopen_tcp = [" + "0," * 1000 + "]\n"
     start = time.process_time()
     found = lines(text)
-    assert found[-1] == "t.toml: and 99970 more problems"
+    assert found[-1] == "t.toml: and 970 more problems"
+    # past the array's bound, one problem: its elements are not checked one by one
+    assert lines("[firewall]\nopen_tcp = [" + "0," * 100_000 + "]\n") == [
+        "t.toml: firewall.open_tcp: 100000 elements: at most 1024"]
     assert time.process_time() - start < 10
 
 

@@ -59,7 +59,7 @@ def test_the_schema_reads_as_documentation():
     assert by_path["wireguard.mtu"].default == 1420
     assert by_path["wireguard.peer[].public_key"].required
     assert by_path["firewall.open_tcp"].type == "array of integers"
-    assert by_path["firewall.open_tcp"].allowed == "each: 1..65535"
+    assert by_path["firewall.open_tcp"].allowed == "each: 1..65535; at most 1024"
     assert by_path["wan.shaping.overhead"].type == "string or integer"
     assert "docsis" in by_path["wan.shaping.overhead"].allowed
     assert by_path["lan"].type == "table" and by_path["wireguard.peer"].type == "array of tables"

@@ -48,6 +48,8 @@ gateway = "203.0.113.1"
 [wireguard]
 enabled = true
 address = ["10.77.0.1/24"]
+route = "prefixes"
+prefixes = ["192.168.77.0/24"]
 
 [[wireguard.peer]]
 name = "edge"
@@ -287,9 +289,11 @@ def test_outer_target_is_in_a_lan_the_peer_routes():
 def test_outer_target_in_another_peers_lan_is_refused():
     other = (f'\n[[wireguard.peer]]\nname = "office"\npublic_key = "{KEY_C}"\n'
              'allowed_ips = ["10.77.0.3/32", "192.168.88.0/24"]\n')
-    line = only(HUB + other + forward(to="192.168.88.10:80", via="edge"))
+    hub = HUB.replace('prefixes = ["192.168.77.0/24"]',
+                      'prefixes = ["192.168.77.0/24", "192.168.88.0/24"]')
+    line = only(hub + other + forward(to="192.168.88.10:80", via="edge"))
     assert line.startswith("forward[0].to: not in a LAN that edge routes")
-    assert load_text(HUB + other + forward(to="192.168.88.10:80", via="office")).forward
+    assert load_text(hub + other + forward(to="192.168.88.10:80", via="office")).forward
 
 
 def test_outer_ipv6_allowed_ips_do_not_hold_an_ipv4_target():
@@ -335,9 +339,52 @@ def test_inner_needs_one_hub():
         "of the peers 2 have one (wireguard.peer[0], wireguard.peer[1])")
 
 
-def test_inner_ports_are_the_hubs_and_not_checked_here():
-    text = EDGE + forward(port=22) + forward("dhcp", port=67, protocol="udp", to="192.168.77.5")
-    assert len(load_text(text).forward) == 2
+def test_inner_ports_are_the_hubs_only_keels_own_there_are_refused():
+    """An inner forward's public port is the hub's: the edge's own firewall
+    and forwards do not hold it; but keel's own ports on the hub (its SSH,
+    pairing, WireGuard, the DHCP client) would take this LAN's connections
+    to the hub's address to the target, and the hub refuses them anyway."""
+    text = EDGE + "[firewall]\nopen_tcp = [8080]\n" + forward(port=8080)
+    assert len(load_text(text).forward) == 1
+    assert problems(EDGE + forward(port=22) + forward("wg", port="51800-51830",
+                                                      protocol="udp", to="192.168.77.5")
+                    + forward("dhcp", port=67, protocol="udp", to="192.168.77.5")) == [
+        "forward[0].port: tcp 22 is keel's own on the hub: SSH (this LAN's connections to it "
+        "would be sent to the target)",
+        "forward[1].port: udp 51821 is keel's own on the hub: adaptive CAKE's delay probes "
+        "(this LAN's connections to it would be sent to the target)",
+        "forward[1].port: udp 51820 is keel's own on the hub: WireGuard (the hub's endpoint) "
+        "(this LAN's connections to it would be sent to the target)",
+        "forward[2].port: udp 67 is keel's own on the hub: DHCP (this LAN's connections to it "
+        "would be sent to the target)"]
+
+
+def test_an_outer_forward_reaches_a_host_of_the_edges_lan_only():
+    """Not the edge itself (its tunnel address, whatever the port), not keel's
+    reflector on any host (udp 51821 on the target), and only where the hub
+    routes into the tunnel (route = "none" would send the connections out of
+    its WAN)."""
+    hub = HUB.replace('"10.77.0.2/32", "192.168.77.0/24"', '"10.77.0.0/28", "192.168.77.0/24"')
+    assert only(hub + forward(to="10.77.0.2:22")) == (
+        "forward[0].to: inside the tunnel's own network (wireguard.address): an edge itself, "
+        "not a host of its LAN (its own services are not forwarded)")
+    assert only(HUB + forward(to="192.168.77.1:51821", port=9000, protocol="udp")) == (
+        "forward[0].to: udp 51821 on the target is keel's own: adaptive CAKE's delay probes "
+        "(a keel router's reflector is not forwarded to)")
+    assert only(HUB + forward(to="192.168.77.1:51800", port="9000-9030", protocol="both")
+                ) == ("forward[0].to: a range maps to the same ports: give the target without "
+                      "a port")
+    assert problems(HUB + forward(to="192.168.77.1", port="51810-51830", protocol="udp")
+                    )[0].startswith("forward[0].to: udp 51821 on the target is keel's own")
+    none = HUB.replace('route = "prefixes"\nprefixes = ["192.168.77.0/24"]\n', "")
+    assert only(none + forward()) == (
+        "forward[0].to: not routed through the tunnel (wireguard.route = none): its "
+        "connections would leave by the WAN; set route = \"prefixes\" and list the edge's "
+        "LAN in wireguard.prefixes")
+    other = HUB.replace('prefixes = ["192.168.77.0/24"]', 'prefixes = ["192.168.78.0/24"]')
+    assert any(p.startswith("forward[0].to: not routed through the tunnel (wireguard.route = "
+                            "prefixes)") and p.endswith("add the edge's LAN to wireguard.prefixes")
+               for p in problems(other + forward()))
 
 
 # --- local: this router's own LAN ----------------------------------------------------------

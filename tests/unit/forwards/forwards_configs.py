@@ -11,7 +11,8 @@ PUB = "DGDJOoNeCQAxEAKW/6R/XQpwi4FNhdoJTo1LLorzzRg="
 
 HUB_TEXT = paths.example_text("hub").replace(
     'allowed_ips = ["10.77.0.2/32"]',
-    'name = "edge1"\nallowed_ips = ["10.77.0.2/32", "192.168.77.0/24"]')
+    'name = "edge1"\nallowed_ips = ["10.77.0.2/32", "192.168.77.0/24"]').replace(
+    'route = "none"', 'route = "prefixes"\nprefixes = ["192.168.77.0/24"]')
 WEB_TABLE = ('\n[[forward]]\nname = "web"\nport = 8080\nto = "192.168.77.50:80"\n'
              'via = "edge1"\n')
 HUB_WITH_WEB = HUB_TEXT + WEB_TABLE

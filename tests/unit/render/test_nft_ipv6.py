@@ -145,7 +145,7 @@ def test_an_ipv6_forward_on_the_hub_is_routed_into_the_tunnel_and_counted():
     assert "counter fwd-web6 {" in rules
     # no DNAT for it; the IPv4 forward beside it renders as before
     assert "2001:db8:100:1::2" not in rules.split("\tchain prerouting {")[1]
-    assert ('fib daddr type local ip daddr != { 10.77.0.1 } tcp dport 8080 '
+    assert ('fib daddr type local ip daddr != { 127.0.0.0/8, 10.77.0.1 } tcp dport 8080 '
             'counter name "fwd-web" dnat ip to 192.168.77.50:80') in rules
     assert "ct status dnat ip daddr 192.168.77.50 tcp dport 80 accept" in chain
 
@@ -180,8 +180,22 @@ def test_an_ipv4_forward_without_a_tunnel_address_counts_only_ipv4():
     plain = RouterModel(wans=(Wan("eth0"),), lans=(Lan("eth1", "192.168.50.1/24"),),
                         forwards=(nas,))
     assert _chain(nft.render_ruleset(plain), "prerouting") == [
-        'fib daddr type local meta nfproto ipv4 udp dport 5000 counter name "fwd-nas" '
-        "dnat ip to 192.168.50.9:5001"]
+        'fib daddr type local ip daddr != { 127.0.0.0/8, 192.168.50.1 } udp dport 5000 '
+        'counter name "fwd-nas" dnat ip to 192.168.50.9:5001']
+
+
+def test_a_forward_takes_only_what_comes_for_the_wans_addresses():
+    """A forward of port 53 on a router with a LAN: the LAN's DNS queries to
+    the router's own LAN address (dnsmasq) are not DNATed, nor what comes for
+    the tunnel's address or loopback: an IPv4 local address left is the
+    WAN's (by DHCP or static)."""
+    dns = Forward("dns", "udp", 53, 53, "192.168.50.9", None, "local")
+    hub = RouterModel(wans=(Wan("eth0"),), lans=(Lan("eth1", "192.168.50.1/24"),),
+                      wireguard=WireGuard(address=("10.77.0.1/24", "fd77::1/64")),
+                      forwards=(dns,))
+    (rule,) = _chain(nft.render_ruleset(hub), "prerouting")
+    assert rule.startswith("fib daddr type local ip daddr != { 127.0.0.0/8, 10.77.0.1, "
+                           "192.168.50.1 } udp dport 53 ")
 
 
 # --- the hub: the routed prefix ------------------------------------------------------

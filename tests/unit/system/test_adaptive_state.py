@@ -51,7 +51,7 @@ def test_the_daemons_own_snapshot_parses(tmp_path: Path):
     """The reader and the writer agree: a daemon's snapshot() (no socket
     traffic needed) reads back with its bounds."""
     plan = daemon.Plan("127.0.0.1", "eth0", "ifb4eth0", daemon._bounds("600:1350:1500"),
-                       daemon._bounds("1500:3600:4000"))
+                       daemon._bounds("1500:3600:4000"), "lo", "127.0.0.1")
     d = daemon.Daemon(plan, run_dir=tmp_path, cake=object(), port=9)
     try:
         got = parse_state(json.dumps(d.snapshot()))

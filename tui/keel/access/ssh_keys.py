@@ -10,14 +10,17 @@ authorized_keys (and `keel access` names it), never passed on."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from keel.parse.ssh_key import SshKey, parse_public_key, split_key_lines
+from keel.secret_shape import redact
 from keel.shown import shown
 
 ACCESS_DIR = Path("/data/keel/access")
 AUTHORIZED_KEYS = Path("/data/keel/ssh/authorized_keys")
+_FINGERPRINT = re.compile(r"SHA256:[A-Za-z0-9+/]{43}")  # as SshKey.fingerprint writes it
 MAX_STORE = 1 << 20  # bytes read of the store: a few hundred keys fit in a few KiB
 
 
@@ -93,7 +96,11 @@ class KeyStore:
         keys = self.all()
         gone = [k for k in keys if k.fingerprint == fingerprint]
         if not gone:
-            raise ValueError(f"no key with fingerprint {shown(fingerprint, 80)}")
+            # what was typed there may be anything, a private key too: all
+            # but a fingerprint is shown with its secret-shaped tokens redacted
+            said = (fingerprint if _FINGERPRINT.fullmatch(fingerprint)
+                    else shown(redact(fingerprint), 80))
+            raise ValueError(f"no key with fingerprint {said}")
         self._write([k for k in keys if k.fingerprint != fingerprint])
         return gone[0]
 

@@ -2,7 +2,7 @@
 is on:
 
     python -m keel.adaptive.daemon --peer 10.99.0.1 --egress eth0 --ingress ifb4eth0 \\
-        --up 600:1350:1500 --down 1500:3600:4000
+        --tunnel wg0 --source 10.99.0.2 --up 600:1350:1500 --down 1500:3600:4000
 
 Every 1/ADAPT_PROBE_HZ seconds (1/ADAPT_RESTING_HZ while the line rests: each
 direction at its base, next to no load) it sends a probe through the tunnel
@@ -11,6 +11,18 @@ way, and the peer's stall), reads what got through each CAKE (the devices'
 byte counters), notes whether this router stalled (the loop woke late) or a
 core was saturated, steps each direction's controller
 (keel.adaptive.controller) and writes a changed rate to CAKE over netlink.
+
+Only answers that come through the tunnel to probes it sent are taken: its
+socket is bound to the tunnel device (SO_BINDTODEVICE) and to this router's
+tunnel address, and connected to the peer's (the kernel hands it nothing
+else); each probe carries a sequence number drawn at random (a nonce, 32 bits
+of the kernel's CSPRNG), and an answer counts only if it echoes one of the
+last OUTSTANDING probes' number with the exact nanosecond that probe was
+sent at, once (Outstanding). A host on the WAN that spoofs the peer's tunnel
+address reaches neither the socket nor, with keel's ruleset (its `spoofed`
+chain, keel.render.nft), the router; one that guessed its way in still
+would need a number and a time it never saw. The wire format is unchanged
+(a reflector of an earlier version answers these probes).
 
 It keeps, in /run/keel: adapt.json (the rates now, for the console and
 doctor, rewritten once a second; every ADAPT_STATE_RESTING_S at rest) and
@@ -21,14 +33,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ipaddress
 import json
 import os
+import secrets
 import signal
 import socket
 import sys
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,15 +59,22 @@ RUN_DIR = Path("/run/keel")
 STATE = "adapt.json"
 LOG = "adapt.jsonl"
 LOG_MAX_LINES, LOG_KEEP_LINES = 4000, 2000
+# probes remembered until answered: 6.4 s at ADAPT_PROBE_HZ, longer than the
+# controller listens to a silent peer (an older answer says nothing now)
+OUTSTANDING = 64
+REBIND_S = 10.0  # how often the tunnel device's index is looked at (recreated: rebind)
+IP_FREEBIND = getattr(socket, "IP_FREEBIND", 15)  # bind before the address is up
 
 
 @dataclass(frozen=True)
 class Plan:
-    peer: str
+    peer: str  # the peer's tunnel address (its reflector), IPv4
     egress: str
     ingress: str
     up: Bounds | None  # None: that direction is not shaped
     down: Bounds | None
+    tunnel: str  # the tunnel device the probes go out of and the answers come in by
+    source: str  # this router's tunnel address, IPv4: the probes' source
 
 
 def _bounds(text: str) -> Bounds:
@@ -65,17 +86,29 @@ def _bounds(text: str) -> Bounds:
                                          f"({err})") from None
 
 
+def _ipv4(text: str) -> str:
+    try:
+        return str(ipaddress.IPv4Address(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError("an IPv4 address (the probes are IPv4)") from None
+
+
 def parse_args(argv: list[str]) -> Plan:
     p = argparse.ArgumentParser(prog="python -m keel.adaptive.daemon")
-    p.add_argument("--peer", required=True, help="the tunnel peer's address (its reflector)")
+    p.add_argument("--peer", required=True, type=_ipv4,
+                   help="the tunnel peer's IPv4 address (its reflector)")
     p.add_argument("--egress", required=True, help="the device with the upload CAKE")
     p.add_argument("--ingress", required=True, help="the IFB with the download CAKE")
+    p.add_argument("--tunnel", required=True, help="the tunnel device (the socket is bound "
+                                                   "to it)")
+    p.add_argument("--source", required=True, type=_ipv4,
+                   help="this router's IPv4 tunnel address (the probes' source)")
     p.add_argument("--up", type=_bounds, metavar="MIN:BASE:MAX")
     p.add_argument("--down", type=_bounds, metavar="MIN:BASE:MAX")
     a = p.parse_args(argv)
     if a.up is None and a.down is None:
         p.error("nothing to adapt: give --up, --down or both")
-    return Plan(a.peer, a.egress, a.ingress, a.up, a.down)
+    return Plan(a.peer, a.egress, a.ingress, a.up, a.down, a.tunnel, a.source)
 
 
 class Log:
@@ -96,6 +129,57 @@ class Log:
             tmp.write_text("\n".join(kept) + "\n")
             os.replace(tmp, self.path)
             self.lines = len(kept)
+
+
+class Outstanding:
+    """The probes sent and not yet answered, the last OUTSTANDING of them:
+    sequence number (random, a nonce) -> the nanosecond it was sent at."""
+
+    def __init__(self, size: int = OUTSTANDING) -> None:
+        self.size = size
+        self.sent: OrderedDict[int, int] = OrderedDict()
+
+    def new(self, sent_ns: int) -> int:
+        """A fresh random sequence number for a probe sent at sent_ns."""
+        seq = secrets.randbits(32)
+        while seq in self.sent:
+            seq = secrets.randbits(32)
+        self.sent[seq] = sent_ns
+        while len(self.sent) > self.size:
+            self.sent.popitem(last=False)
+        return seq
+
+    def answered(self, ans: wire.Answer) -> bool:
+        """Whether `ans` answers a probe sent and not answered yet (its
+        number and its time both); that probe is then done with."""
+        if self.sent.get(ans.seq) != ans.sent_ns:
+            return False
+        del self.sent[ans.seq]
+        return True
+
+
+def open_socket(plan: Plan, port: int) -> socket.socket:
+    """The probes' socket: bound to the tunnel device and this router's
+    tunnel address, connected to the peer's reflector."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, plan.tunnel.encode())
+        sock.setsockopt(socket.SOL_IP, IP_FREEBIND, 1)
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        sock.setblocking(False)
+        sock.bind((plan.source, 0))
+        sock.connect((plan.peer, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _ifindex(name: str) -> int | None:
+    try:
+        return socket.if_nametoindex(name)
+    except OSError:
+        return None
 
 
 class Counters:
@@ -147,10 +231,12 @@ class Daemon:
         self.plan = plan
         self.run_dir = run_dir
         self.cake = cake or CakeRates()
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-        self.sock.setblocking(False)
-        self.sock.connect((plan.peer, port))
+        self.port = port
+        self.sock = open_socket(plan, port)
+        self.bound_index = _ifindex(plan.tunnel)
+        self.next_rebind = time.monotonic() + REBIND_S
+        self.outstanding = Outstanding()
+        self.forged = 0  # answers refused: not to a probe of ours
         self.bounds = {way: b for way, b in (("up", plan.up), ("down", plan.down)) if b}
         self.states = {way: start(b) for way, b in self.bounds.items()}
         self.written = {way: 0 for way in self.bounds}
@@ -158,17 +244,31 @@ class Daemon:
         self.counters = {way: Counters(self.devs[way]) for way in self.bounds}
         self.cpus = Cpus()
         self.log = Log(run_dir / LOG)
-        self.seq = 0
         self.last_reply: float | None = None
         self.stalled_until = float("-inf")
         self.last_skip = {"up": float("-inf"), "down": float("-inf")}
         self.through = {"up": 0.0, "down": 0.0}
         self.answers = 0
 
+    def _rebind(self, now: float) -> None:
+        """A tunnel device made anew (another index) gets a new socket: the
+        old one stays bound to the device that is gone."""
+        if now < self.next_rebind:
+            return
+        self.next_rebind = now + REBIND_S
+        index = _ifindex(self.plan.tunnel)
+        if index is None or index == self.bound_index:
+            return
+        with contextlib.suppress(OSError):
+            sock = open_socket(self.plan, self.port)
+            self.sock.close()
+            self.sock, self.bound_index = sock, index
+
     def _send(self) -> None:
-        self.seq = (self.seq + 1) & 0xFFFFFFFF
+        sent = time.time_ns()
+        seq = self.outstanding.new(sent)
         with contextlib.suppress(OSError):  # no route now (tunnel down): the peer is silent
-            self.sock.send(wire.probe(self.seq, time.time_ns()))
+            self.sock.send(wire.probe(seq, sent))
 
     def _drain(self, now: float) -> tuple[list[float], list[float], bool]:
         ups, downs, peer_stalled = [], [], False
@@ -183,6 +283,10 @@ class Daemon:
             try:
                 ans = wire.parse_answer(data)
             except wire.WireError:
+                self.forged += 1
+                continue
+            if not self.outstanding.answered(ans):
+                self.forged += 1
                 continue
             up, down = ans.one_way_ms(arrived)
             ups.append(up)
@@ -216,6 +320,7 @@ class Daemon:
                       "kind": decision.kind, "reason": decision.reason})
 
     def tick(self, now: float, late_ms: float, check_cpus: bool) -> None:
+        self._rebind(now)
         ups, downs, peer_stalled = self._drain(now)
         saturated = check_cpus and self.cpus.saturated()
         if late_ms >= th.ADAPT_OWN_STALL_MS or peer_stalled or saturated:

@@ -7,8 +7,12 @@ process, so a starved peer says so in the very answer its stall delayed).
 A socket per WireGuard interface, bound to it (SO_BINDTODEVICE): a probe
 from anywhere else never reaches it, whatever the firewall holds. The
 interfaces are looked for every RESCAN_S seconds; between probes the thread
-sleeps in select(). At most MAX_PER_S answers a second in all: a peer that
-floods gets the rest dropped."""
+sleeps in select(). Each peer (a source address) has its own budget of
+PER_PEER_PER_S answers a second: a peer that floods gets the rest of its own
+dropped, and the others are answered as before (one budget shared by all let
+a flooding peer leave the others 2 answers of 29). The budgets live in a
+table of at most MAX_PEERS sources a second (Budgets): a flood from ever new
+source addresses fills it and is refused, it never grows."""
 
 from __future__ import annotations
 
@@ -23,7 +27,12 @@ from collections.abc import Callable
 from keel.adaptive import wire
 
 RESCAN_S = 10.0
-MAX_PER_S = 200
+# a peer's probes: ADAPT_PROBE_HZ (10) a second, a few more when a second's
+# boundary falls between two ticks; 4 times that is a flood
+PER_PEER_PER_S = 40
+# sources answered in one second: a hub's edges (the config's bound on
+# peers, keel.config.schema.MAX_PEERS) with room for their LANs' addresses
+MAX_PEERS = 8192
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 
 
@@ -60,18 +69,45 @@ def open_socket(ifname: str, port: int = wire.PORT) -> socket.socket:
     return sock
 
 
+class Budgets:
+    """Answers allowed per source address, counted per second of the
+    monotonic clock: at most `per_peer` for each source, and at most
+    `max_peers` sources in a second (a source beyond them is refused for the
+    rest of that second). The table is emptied as each second begins, so it
+    never holds more than `max_peers` entries."""
+
+    def __init__(self, per_peer: int = PER_PEER_PER_S, max_peers: int = MAX_PEERS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.per_peer, self.max_peers, self.clock = per_peer, max_peers, clock
+        self.second = -1
+        self.counts: dict[str, int] = {}
+
+    def allow(self, source: str) -> bool:
+        second = int(self.clock())
+        if second != self.second:
+            self.second, self.counts = second, {}
+        count = self.counts.get(source)
+        if count is None:
+            if len(self.counts) >= self.max_peers:
+                return False
+            count = 0
+        if count >= self.per_peer:
+            return False
+        self.counts[source] = count + 1
+        return True
+
+
 class Reflector:
     def __init__(self, stall_ms: Callable[[], float], *, port: int = wire.PORT,
                  find: Callable[[], dict[str, int]] = wireguard_interfaces,
-                 max_per_s: int = MAX_PER_S) -> None:
+                 per_peer_per_s: int = PER_PEER_PER_S, max_peers: int = MAX_PEERS) -> None:
         self.stall_ms = stall_ms
         self.port = port
         self.find = find
-        self.max_per_s = max_per_s
         self.sockets: dict[str, tuple[int, socket.socket]] = {}
         self.answered = 0
         self.refused = 0
-        self._window = (0, 0)  # (second, answers in it)
+        self.budgets = Budgets(per_peer_per_s, max_peers)
 
     def rescan(self) -> None:
         now = self.find()
@@ -84,16 +120,6 @@ class Reflector:
                 with contextlib.suppress(OSError):  # gone again, or the port taken
                     self.sockets[name] = (index, open_socket(name, self.port))
 
-    def _allowed(self) -> bool:
-        second = int(time.monotonic())
-        start, count = self._window
-        if start != second:
-            start, count = second, 0
-        if count >= self.max_per_s:
-            return False
-        self._window = (start, count + 1)
-        return True
-
     def answer_one(self, sock: socket.socket) -> None:
         try:
             data, ancdata, _, addr = sock.recvmsg(wire.ANSWER_LEN, socket.CMSG_SPACE(16))
@@ -105,7 +131,7 @@ class Reflector:
         except wire.WireError:
             self.refused += 1
             return
-        if not self._allowed():
+        if not self.budgets.allow(addr[0]):
             self.refused += 1
             return
         with contextlib.suppress(OSError):

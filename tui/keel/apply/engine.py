@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from keel.access import ssh_keys
+from keel.adaptive import target
 from keel.apply import ipv6 as ipv6_plan
 from keel.apply.execute import Outcome, execute
 from keel.apply.probe import RUN_DIR, Probe
@@ -426,21 +427,20 @@ def plan_latency_hold(want: Tuning, probe: Probe) -> list[Step]:
 
 def adaptive_argv(model: RouterModel) -> list[str] | None:
     """The adaptive CAKE daemon's command line for this model (None: off):
-    the tunnel's peer (the first peer with an endpoint and a single-address
-    allowed IP), the devices CAKE sits on, each shaped direction's bounds."""
+    the tunnel's peer probed and this router's tunnel address and device the
+    probes leave from (keel.adaptive.target), the devices CAKE sits on, each
+    shaped direction's bounds."""
     wg = model.wireguard
     wans = [w for w in model.wans if w.shaping.adaptive]
     if not wans or wg is None:
         return None
-    peer = next((str(ipaddress.ip_network(a, strict=False).network_address)
-                 for p in wg.peer if p.endpoint for a in p.allowed_ips
-                 if ipaddress.ip_network(a, strict=False).num_addresses == 1), None)
-    if peer is None:
+    peer, source = target.probed_peer(wg.peer), target.probe_source(wg.address)
+    if peer is None or source is None:
         return None
     wan = wans[0]
     dev, _ = cake.shaped_device(wan, wg.interface)
     argv = [sys.executable, "-m", "keel.adaptive.daemon", "--peer", peer, "--egress", dev,
-            "--ingress", cake.ifb_name(dev)]
+            "--ingress", cake.ifb_name(dev), "--tunnel", wg.interface, "--source", source]
     for flag, way in (("--up", "upload"), ("--down", "download")):
         low, base, high = wan.shaping.bounds(way)
         if base > 0:

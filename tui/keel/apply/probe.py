@@ -29,8 +29,11 @@ class Probe:
     access_dir = Path("/data/keel/access")
     authorized_keys = Path("/data/keel/ssh/authorized_keys")
     dhcpcd_dir = dhcpcd.STATE_DIR  # keel's DUID for DHCPv6
-    # where daemons are looked for besides PATH (Buildroot: /sbin/dhcpcd,
-    # Debian: /usr/sbin/dhcpcd)
+    # where daemons are looked for, in this order, and only here (Buildroot:
+    # /sbin/dhcpcd, Debian: /usr/sbin/dhcpcd). Never PATH: the boot's (BusyBox
+    # init: /sbin first) and a login shell's (/usr/sbin first) differ, and on a
+    # merged /usr each would name the same program by another path, a command
+    # line that differs, and a daemon restarted for nothing
     program_dirs = ("/usr/sbin", "/sbin", "/usr/bin", "/bin")
 
     def __init__(self, runner: Runner, run_dir: Path = RUN_DIR) -> None:
@@ -151,9 +154,9 @@ class Probe:
             return None
 
     def program(self, name: str) -> str | None:
-        """A program's absolute path (start-stop-daemon wants one), or None."""
-        path = os.pathsep.join([os.environ.get("PATH", ""), *self.program_dirs])
-        return shutil.which(name, path=path)
+        """A program's absolute path (start-stop-daemon wants one), or None:
+        the first in program_dirs, the same whoever runs the apply."""
+        return shutil.which(name, path=os.pathsep.join(self.program_dirs))
 
     def nft_table_present(self) -> bool:
         argv = ["nft", "list", "table", "inet", "keel"]

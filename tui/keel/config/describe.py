@@ -33,8 +33,9 @@ class KeyInfo:
     @property
     def allowed(self) -> str:
         """What values are allowed, in words ("" when the type says it all)."""
+        most = f"at most {self.rule.most}" if self.rule.most is not None else ""
         if self.item is not None and self.item.describe():
-            return "each: " + self.item.describe()
+            return "; ".join(filter(None, ["each: " + self.item.describe(), most]))
         return self.rule.describe()
 
     @property

@@ -148,6 +148,45 @@ def _outer(cfg: Config, i: int, fwd: Forward) -> Iterator[Problem]:
     if not any(net.version == target.version and target in net for net in nets):
         yield Problem(f"forward[{i}].to", f"not in a LAN that {fwd.via} routes (its "
                                           f"allowed_ips: {_listed([str(n) for n in nets])})")
+        return
+    own = [interface(a).network for a in cfg.wireguard.address]
+    if any(net.version == target.version and target in net for net in own):
+        yield Problem(f"forward[{i}].to", "inside the tunnel's own network "
+                                          "(wireguard.address): an edge itself, not a host "
+                                          "of its LAN (its own services are not forwarded)")
+        return
+    if not _routed(cfg, target):
+        fix = ("add the edge's LAN to wireguard.prefixes" if cfg.wireguard.route == "prefixes"
+               else "set route = \"prefixes\" and list the edge's LAN in wireguard.prefixes")
+        yield Problem(f"forward[{i}].to", f"not routed through the tunnel (wireguard.route "
+                                          f"= {cfg.wireguard.route}): its connections would "
+                                          f"leave by the WAN; {fix}")
+    yield from _keel_target(i, fwd)
+
+
+def _routed(cfg: Config, target: Address) -> bool:
+    """Whether the hub routes `target` into the tunnel: IPv4 with route =
+    "all", a listed prefix (route = "prefixes"), or IPv6 in the routed
+    prefix (its peers' /64s are routed by keel.render.ipv6)."""
+    wg = cfg.wireguard
+    if wg.route == "all" and target.version == 4:
+        return True
+    routed = [network(p) for p in wg.prefixes] if wg.route == "prefixes" else []
+    if cfg.ipv6.routed_prefix is not None:
+        routed.append(network(cfg.ipv6.routed_prefix))
+    return any(net.version == target.version and target in net for net in routed)
+
+
+def _keel_target(i: int, fwd: Forward) -> Iterator[Problem]:
+    """An outer forward does not reach a keel service on the far side (a
+    router's reflector: the target's port is keel's probe port)."""
+    low, high = public_ports(fwd)
+    port = target_of(fwd)[1]
+    first, last = (port, port) if port is not None else (low, high)
+    if "udp" in protocols(fwd) and first <= PROBE_PORT <= last:
+        yield Problem(f"forward[{i}].to", f"udp {PROBE_PORT} on the target is keel's own: "
+                                          "adaptive CAKE's delay probes (a keel router's "
+                                          "reflector is not forwarded to)")
 
 
 def _in_lan(cfg: Config, i: int, fwd: Forward, why: str) -> Iterator[Problem]:
@@ -217,9 +256,28 @@ def _placed(cfg: Config, i: int, fwd: Forward, role: str) -> Iterator[Problem]:
     elif role == INNER:
         yield from _in_lan(cfg, i, fwd, "via is this router (the edge the target is behind)")
         yield from _hub(cfg, i)
+        yield from _hubs_own(cfg, i, fwd)
     else:
         yield from _in_lan(cfg, i, fwd, "a forward without via goes to a host in this "
                                         "router's LAN (via: the peer it is behind)")
+
+
+def _hubs_own(cfg: Config, i: int, fwd: Forward) -> Iterator[Problem]:
+    """We are the edge: this LAN reaching the hub's public address on the
+    forward's port is sent to the target (the hairpin); a port of keel's own
+    on the hub (its SSH, pairing, WireGuard) would be taken from the LAN, and
+    the hub refuses the same table anyway."""
+    hub = next((p for p in cfg.wireguard.peer if p.endpoint), None)
+    hub_wg = int(hub.endpoint.rsplit(":", 1)[1]) if hub and hub.endpoint else None
+    own = [(proto, port, whose) for proto, port, whose in keel_ports(cfg)
+           if not whose.startswith("WireGuard")]
+    own += [("udp", hub_wg, "WireGuard (the hub's endpoint)")] if hub_wg else []
+    low, high = public_ports(fwd)
+    for proto, port, whose in own:
+        if proto in protocols(fwd) and low <= port <= high:
+            yield Problem(f"forward[{i}].port", f"{proto} {port} is keel's own on the hub: "
+                                                f"{whose} (this LAN's connections to it "
+                                                "would be sent to the target)")
 
 
 # --- the public ports -------------------------------------------------------------------

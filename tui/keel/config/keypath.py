@@ -7,27 +7,12 @@ from __future__ import annotations
 import json
 import re
 
-REDACTED = "<redacted>"
+from keel.secret_shape import REDACTED, looks_secret
+
+__all__ = ["LONG_NAME", "REDACTED", "join", "looks_secret", "segment", "toml_key"]
+
 LONG_NAME = 64  # longer key names are shown cut short
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
-_TOKEN_CHARS = re.compile(r"[A-Za-z0-9+/_=-]+")
-_HEX = re.compile(r"[0-9a-fA-F]{32,}")
-
-
-def looks_secret(name: str) -> bool:
-    """A string that looks like a key or a token rather than a word: base64
-    or hex of 20 characters or more, or letters of both cases mixed with
-    digits. Key names of the schema (snake_case words) never do."""
-    if len(name) < 20 or not _TOKEN_CHARS.fullmatch(name):
-        return False
-    if _HEX.fullmatch(name):
-        return True
-    upper = any(c.isupper() for c in name)
-    lower = any(c.islower() for c in name)
-    digits = sum(c.isdigit() for c in name)
-    if "+" in name or "/" in name or name.endswith("="):
-        return upper + lower + bool(digits) >= 2
-    return upper and lower and digits >= 2
 
 
 def toml_key(name: str) -> str:

@@ -86,10 +86,14 @@ def _scalar(kinds: tuple[Any, ...], value: Any, path: str, rule: Rule,
     return value
 
 
-def _array(item: Any, value: Any, path: str, rule: Rule | None,
+def _array(item: Any, value: Any, path: str, rule: Rule | None, most: int | None,
            problems: list[Problem]) -> Any:
     if not isinstance(value, list):
         problems.append(Problem(path, f"must be an array, not {_what(value)}"))
+        return _BAD
+    if most is not None and len(value) > most:  # before a check of each: they are many
+        what = "tables" if dataclasses.is_dataclass(item) else "elements"
+        problems.append(Problem(path, f"{len(value)} {what}: at most {most}"))
         return _BAD
     out = []
     for i, element in enumerate(value):
@@ -109,7 +113,8 @@ def _convert(annotation: Any, value: Any, path: str, meta: typing.Mapping[str, A
         return _build(kind, value, path, problems)
     item = describe.array_item(kind)
     if item is not None:
-        return _array(item, value, path, meta.get("item"), problems)
+        return _array(item, value, path, meta.get("item"), meta.get("rule", ANY).most,
+                      problems)
     return _scalar(kinds, value, path, meta.get("rule", ANY), problems)
 
 

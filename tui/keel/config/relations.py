@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from keel.adaptive import target
 from keel.config import forward_relations as forwards
 from keel.config import ipv6_relations as ipv6
 from keel.config import wireguard_relations as tunnel
@@ -32,7 +33,8 @@ def _wan(wan: Wan) -> Iterator[Problem]:
 
 def _adaptive(cfg: Config) -> Iterator[Problem]:
     """Adaptive CAKE: each shaped direction has 0 < min <= base <= max, and
-    the tunnel has a peer to probe (one this router reaches: an endpoint)."""
+    the tunnel has a peer to probe (one this router reaches: an endpoint)
+    over IPv4 (keel.adaptive.target: the probes are IPv4 only)."""
     s = cfg.wan.shaping
     if not s.adaptive:
         for d in ("download", "upload"):
@@ -47,9 +49,11 @@ def _adaptive(cfg: Config) -> Iterator[Problem]:
         base = getattr(s, f"{d}_kbit")
         low, high = getattr(s, f"{d}_min_kbit"), getattr(s, f"{d}_max_kbit")
         if base <= 0:
-            if low or high:
-                yield Problem(f"wan.shaping.{d}_min_kbit", f"{d} is not shaped "
-                                                            f"({d}_kbit = 0)")
+            # each bound the file sets is named, and only those
+            for end, value in (("min", low), ("max", high)):
+                if value:
+                    yield Problem(f"wan.shaping.{d}_{end}_kbit", f"{d} is not shaped "
+                                                                  f"({d}_kbit = 0)")
             continue
         if low <= 0:
             yield Problem(f"wan.shaping.{d}_min_kbit", "missing: adaptive = true "
@@ -68,6 +72,14 @@ def _adaptive(cfg: Config) -> Iterator[Problem]:
         yield Problem("wan.shaping.adaptive", "needs the tunnel: its peer answers the delay "
                                               "probes (wireguard.enabled, a peer with an "
                                               "endpoint)")
+    elif target.probe_source(wg.address) is None:
+        yield Problem("wan.shaping.adaptive", "the delay probes are IPv4, and "
+                                              "wireguard.address has no IPv4 address (an "
+                                              "IPv6-only tunnel cannot run adaptive CAKE)")
+    elif target.probed_peer(wg.peer) is None:
+        yield Problem("wan.shaping.adaptive", "the delay probes are IPv4: the peer with an "
+                                              "endpoint needs its IPv4 tunnel address, a "
+                                              "single address (/32), in allowed_ips")
 
 
 def _gateway(iface: Interface, gateway: Address) -> Iterator[Problem]:
@@ -175,6 +187,6 @@ def cross_checks(cfg: Config, clean: frozenset[str] | None = None) -> list[Probl
         out += ipv6.routed(cfg)
     if ready("forward"):
         out += forwards.names_and_ranges(cfg)
-    if ready("forward", "system", "wireguard", "lan", "firewall"):
+    if ready("forward", "system", "wireguard", "lan", "firewall", "ipv6"):
         out += forwards.forwards(cfg)
     return out

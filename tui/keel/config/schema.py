@@ -33,13 +33,16 @@ class Rule:
     (ifname, hostname, address, prefix, interface_address, interface_address6,
     prefix6, wg_key, endpoint, lease, ssh_public_key, port_range,
     forward_target; port_range judges an integer too); `low`..`high` bound
-    integers; `choices` lists the allowed strings."""
+    integers; `choices` lists the allowed strings; `most` bounds the number of
+    elements of an array (every array has one: a file cannot grow a list
+    without end)."""
 
     syntax: str | None = None
     low: int | None = None
     high: int | None = None
     choices: tuple[str, ...] = ()
     unit: str = ""
+    most: int | None = None
 
     def describe(self) -> str:
         parts = []
@@ -51,6 +54,8 @@ class Rule:
             parts.append(self.unit)
         if self.syntax:
             parts.append(self.syntax.replace("_", " "))
+        if self.most is not None:
+            parts.append(f"at most {self.most}")
         return "; ".join(parts)
 
 
@@ -86,6 +91,32 @@ def one_of(*choices: str) -> Rule:
 def syntax(name: str) -> Rule:
     return Rule(syntax=name)
 
+
+def at_most(count: int) -> Rule:
+    """An array of at most `count` elements."""
+    return Rule(most=count)
+
+
+# The bounds of the arrays a config can grow. Each is far above what a real
+# router holds, and low enough that the largest file loads in well under a
+# second (docs/configuration.md: a hub of 3000 peers checks in about 0.35 s).
+# - a hub's edges: the benchmark's 3000 with a third to spare (1 MiB of TOML,
+#   the file's own bound, holds about 6000 peers of pairing's shape)
+MAX_PEERS = 4096
+# - what a peer routes: pairing gives 2 or 3 (tunnel /32, its LAN, its /64)
+MAX_ALLOWED_IPS = 256
+# - the tunnel's own addresses: one of each family, with room
+MAX_TUNNEL_ADDRESSES = 16
+# - the prefixes a hub routes into its tunnel: pairing adds each edge's LAN
+#   and /64, two for every peer
+MAX_PREFIXES = 2 * MAX_PEERS
+# - port forwards: each takes public ports of the hub's one address; a
+#   thousand is far past a home's or an office's (1024 load in 0.26 s, 8192 in 1.9 s)
+MAX_FORWARDS = 1024
+# - ports opened on the router itself, each protocol
+MAX_OPEN_PORTS = 1024
+# - SSH keys: a team's; each line is at most 1 KiB
+MAX_SSH_KEYS = 256
 
 PORT = between(1, 65535)
 RATE = between(0, RATE_MAX_KBIT, "kbit/s")
@@ -162,7 +193,7 @@ class Lan:
 class Peer:
     public_key: str = required("the peer's public key (base64, 32 bytes)", syntax("wg_key"))
     allowed_ips: tuple[str, ...] = required("prefixes this peer may send from and is sent",
-                                            item=syntax("prefix"))
+                                            at_most(MAX_ALLOWED_IPS), item=syntax("prefix"))
     endpoint: str | None = key(None, "host:port or [IPv6]:port to reach the peer "
                                      "(leave out when the peer reaches us)",
                                syntax("endpoint"))
@@ -177,6 +208,7 @@ class WireGuard:
                                "/data/keel/wireguard.key, made on first boot)")
     interface: str = key("wg0", "the tunnel interface", IFNAME)
     address: tuple[str, ...] = key((), "the router's tunnel addresses with prefix",
+                                   at_most(MAX_TUNNEL_ADDRESSES),
                                    item=syntax("interface_address"))
     listen_port: int = key(51820, "UDP port to listen on (opened on the WAN)", PORT)
     mtu: int = key(1420, "tunnel MTU: the underlay's MTU - 80", between(1280, 9000, "bytes"))
@@ -184,8 +216,10 @@ class WireGuard:
                              "subnet, from address), all (the default route), or prefixes",
                      one_of("none", "all", "prefixes"))
     prefixes: tuple[str, ...] = key((), "prefixes routed through the tunnel "
-                                        "(route = prefixes)", item=syntax("prefix"))
-    peer: tuple[Peer, ...] = key((), "peers, one [[wireguard.peer]] table each")
+                                        "(route = prefixes)", at_most(MAX_PREFIXES),
+                                    item=syntax("prefix"))
+    peer: tuple[Peer, ...] = key((), "peers, one [[wireguard.peer]] table each",
+                                 at_most(MAX_PEERS))
 
 
 @dataclass(frozen=True)
@@ -204,8 +238,10 @@ class Firewall:
     ssh_on_wan: bool = key(False, "allow SSH (tcp 22) from the WAN; everything else "
                                   "inbound on the WAN is dropped, except the WireGuard port")
     ping_on_wan: bool = key(True, "answer pings on the WAN (rate limited)")
-    open_tcp: tuple[int, ...] = key((), "more TCP ports open on the WAN", item=PORT)
-    open_udp: tuple[int, ...] = key((), "more UDP ports open on the WAN", item=PORT)
+    open_tcp: tuple[int, ...] = key((), "more TCP ports open on the WAN",
+                                    at_most(MAX_OPEN_PORTS), item=PORT)
+    open_udp: tuple[int, ...] = key((), "more UDP ports open on the WAN",
+                                    at_most(MAX_OPEN_PORTS), item=PORT)
     forward_tunnel_to_wan: bool = key(False, "tunnel peers may reach the internet through "
                                              "this router (the hub)")
     forward_between_peers: bool = key(False, "tunnel peers may reach each other through this "
@@ -240,7 +276,7 @@ class Access:
     ssh_keys: tuple[str, ...] = key((), "SSH public keys that may log in as root, one "
                                         "authorized_keys line each (public keys are not "
                                         "secrets); password logins over SSH stay off",
-                                    item=syntax("ssh_public_key"))
+                                    at_most(MAX_SSH_KEYS), item=syntax("ssh_public_key"))
 
 
 @dataclass(frozen=True)
@@ -278,7 +314,8 @@ class Config:
                                      "from the console: keel access password)")
     forward: tuple[Forward, ...] = key((), "port forwards from the hub's public address, "
                                            "one [[forward]] table each; the same table on the "
-                                           "hub and on the edge named by via (docs/forwards.md)")
+                                           "hub and on the edge named by via (docs/forwards.md)",
+                                       at_most(MAX_FORWARDS))
 
 
 def is_secret(name: str) -> bool:

@@ -1,7 +1,9 @@
 """Secrets never reach a message: every string under a key named like a
-secret (private, secret, preshared, psk), and every key name that looks like
-a secret or sits under such a key, is replaced by <redacted> in the problems
-shown. A walk with a stack of its own: the file decides how deep it goes."""
+secret (private, secret, preshared, psk), every key name that looks like
+a secret or sits under such a key, and, wherever it was pasted, every token
+shaped like a secret (keel.secret_shape: a key, a token, a password hash,
+whole or cut short) is replaced by <redacted> in the problems shown. A walk
+with a stack of its own: the file decides how deep it goes."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 from keel.config.errors import Problem
 from keel.config.keypath import REDACTED, looks_secret
 from keel.config.schema import is_secret
+from keel.secret_shape import redact
 
 MIN_SECRET = 4  # scrubbing "1" out of every message would garble them
 
@@ -42,13 +45,13 @@ def _text(value: Any) -> str:
 
 
 def scrub(problems: list[Problem], secrets: set[str]) -> list[Problem]:
-    if not secrets:
-        return problems
+    """The problems with `secrets` (secrets_in's) and every secret-shaped
+    token replaced by REDACTED."""
     longest_first = sorted(secrets, key=len, reverse=True)
 
     def clean(text: str) -> str:
         for secret in longest_first:
             if len(secret) <= len(text) and secret in text:
                 text = text.replace(secret, REDACTED)
-        return text
+        return redact(text)
     return [Problem(clean(p.path), clean(p.reason)) for p in problems]

@@ -20,6 +20,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from keel.secret_shape import looks_secret
 from keel.shown import shown
 
 __all__ = ["MAX_COMMENT", "MAX_LINE", "TYPES", "KeyLineError", "SshKey", "parse_public_key",
@@ -36,6 +37,7 @@ RSA_BITS = (1024, 4096)
 _EC_POINT = {"nistp256": 65, "nistp384": 97, "nistp521": 133}  # 0x04 || X || Y
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 _FIELDS = re.compile(r"([^ ]+) +([^ ]+)(?: +(.+))?")
+_TYPE_SHAPED = re.compile(r"(?:ssh|ecdsa|sk)-[a-z0-9.@-]{1,40}")  # ssh-dss, ecdsa-sha2-...
 
 
 class KeyLineError(ValueError):
@@ -71,6 +73,13 @@ def split_key_lines(text: str) -> list[tuple[int, str]]:
     there, and read two keys where dropbear or a user sees one, or the
     other way round)."""
     return [(n, line) for n, line in enumerate(text.split("\n"), 1) if line.strip(" ")]
+
+
+def _type_shown(kind: str) -> str:
+    """": ssh-dss" for a word shaped like a key type, to say which; nothing
+    for anything else: what was pasted there may be a secret (a private
+    key, a password hash), and not a character of it is shown."""
+    return f": {kind}" if _TYPE_SHAPED.fullmatch(kind) and not looks_secret(kind) else ""
 
 
 def _name(ch: str) -> str:
@@ -207,7 +216,7 @@ def parse_public_key(text: str | bytes) -> SshKey:
         if any(f" {t} " in f" {line} " for t in TYPES):
             raise KeyLineError("options before the key type (like from=... or command=...) "
                                "are not taken: paste the key alone (TYPE BASE64 COMMENT)")
-        raise KeyLineError(f"not an SSH public key type: {shown(kind, 40)} (expected one of "
+        raise KeyLineError(f"not an SSH public key type{_type_shown(kind)} (expected one of "
                            + ", ".join(TYPES) + ")")
     if not m:
         raise KeyLineError("the key's base64 part is missing")

@@ -1,6 +1,7 @@
 """The nftables ruleset: one atomic file (`nft -f`), one `inet` table for
 IPv4 and IPv6, stateful, default-deny inbound on the WAN, forward LAN -> WAN
-and LAN -> tunnel, NAT (IPv4 only) out of the WAN.
+and LAN -> tunnel, NAT (IPv4 only) out of the WAN; what comes in by the WAN
+claiming an inside source is dropped first (the `spoofed` chain).
 
 IPv6 has no NAT: what leaves keeps its address, and nothing hides the LAN's
 hosts, so inbound IPv6 to them is closed but for the replies
@@ -21,7 +22,8 @@ for it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import ipaddress
+from collections.abc import Iterable, Sequence
 
 from keel.adaptive import wire
 from keel.model import Forward, RouterModel
@@ -65,6 +67,7 @@ ICMPV6_NDP = "nd-router-solicit, nd-router-advert, nd-neighbor-solicit, nd-neigh
 ICMPV6_MLD = ("mld-listener-query, mld-listener-report, mld-listener-done, "
               "mld2-listener-report")
 LINK_LOCAL6 = "fe80::/10"
+LOOPBACK4 = "127.0.0.0/8"
 # echo requests to the router from its WAN (IPv4 and IPv6), when ping_on_wan
 PING_LIMIT = "20/second"
 # echo requests forwarded to hosts behind this router (IPv6 only: IPv4's LAN
@@ -134,18 +137,21 @@ def _forward_counters(model: RouterModel) -> list[str]:
 
 def _forward_dnat(model: RouterModel) -> list[str]:
     """prerouting: the hub's public port(s) DNATed to the target (outer and
-    local IPv4 forwards), from anywhere to any of this router's own addresses
-    but its tunnel's (a LAN host or an edge reaching the public address gets
-    the same service: hairpin); on an edge, its LAN reaching the hub's public
-    address is sent to the target in the LAN directly (inner forwards). An
-    IPv6 forward has no DNAT: its target is reached by its own address."""
+    local IPv4 forwards), from anywhere to the WAN's own addresses only (a LAN
+    host or an edge reaching the public address gets the same service:
+    hairpin): a local address that is not the tunnel's, a LAN's or loopback's
+    (the WAN's may come by DHCP: what is left of the router's own), so a
+    forward of port 53 never takes the LAN's DNS queries to the router; on an
+    edge, its LAN reaching the hub's public address is sent to the target in
+    the LAN directly (inner forwards). An IPv6 forward has no DNAT: its
+    target is reached by its own address."""
     wg = model.wireguard
     lines = []
-    tunnel_v4 = [a.split("/")[0] for a in (wg.address if wg else ()) if ":" not in a]
+    inside = [a.split("/")[0] for a in (wg.address if wg else ()) if ":" not in a]
+    inside += [lan.address.split("/")[0] for lan in model.lans if ":" not in lan.address]
     # an IPv4 match in front of the counter: an IPv6 connection to the same
     # port (which no `dnat ip` changes) is not one of the forward's
-    not_tunnel = (f"ip daddr != {{ {', '.join(tunnel_v4)} }} " if tunnel_v4
-                  else "meta nfproto ipv4 ")
+    not_tunnel = f"ip daddr != {{ {', '.join([LOOPBACK4, *inside])} }} "
     hub = hub_address(wg) if wg else None
     lans = _set([lan.interface for lan in model.lans]) if model.lans else None
     for f in model.forwards:
@@ -233,6 +239,57 @@ def _forward_snat(model: RouterModel, tun: str | None) -> list[str]:
     return lines
 
 
+def tunnel_sources(model: RouterModel) -> tuple[list[str], list[str]]:
+    """(IPv4, IPv6) prefixes, merged, that only ever come from inside the
+    tunnel: its own networks (wireguard.address), what its peers may send
+    from (allowed_ips, but a default route: route = "all" and an inner
+    forward's hub take any source), what it routes (route = "prefixes"), and
+    a hub's routed IPv6 prefix."""
+    wg = model.wireguard
+    if wg is None:
+        return [], []
+    texts: list[str] = [str(ipaddress.ip_interface(a).network) for a in wg.address]
+    texts += [a for p in wg.peer for a in p.allowed_ips]
+    texts += list(wg.prefixes) if wg.route == "prefixes" else []
+    texts += [model.ipv6.routed_prefix] if model.ipv6.routed_prefix else []
+    nets = [ipaddress.ip_network(t, strict=False) for t in texts]
+    nets = [n for n in nets if n.prefixlen > 0]
+
+    def merged(version: int) -> list[str]:
+        same: Iterable = [n for n in nets if n.version == version]
+        return [str(n) for n in ipaddress.collapse_addresses(same)]
+    return merged(4), merged(6)
+
+
+def _spoofed(model: RouterModel, tun: str | None) -> list[str]:
+    """prerouting, before conntrack (priority raw): a packet that comes in
+    by the WAN claiming a source that lives inside, in either family, is
+    dropped (anti-spoofing; keel sets no rp_filter): one of this router's
+    own addresses; a LAN's (where the route to the source goes: the static
+    subnets and a /64 delegated by the WAN alike; not link-local, which every
+    link has); the tunnel's (tunnel_sources). WireGuard's own port is left
+    to WireGuard, which authenticates every packet (the hub's endpoint may
+    lie inside what the tunnel routes). A host on the WAN's segment spoofing
+    the hub's tunnel address thus never reaches the adaptive daemon."""
+    wans = [w.interface for w in model.wans]
+    if not wans:
+        return []
+    lans = [lan.interface for lan in model.lans]
+    lines = ["	chain spoofed {",
+             "		type filter hook prerouting priority raw; policy accept;",
+             f"		iifname != {_set(wans)} return",
+             "		fib saddr type local drop"]
+    if lans:
+        lines += [f"		meta nfproto ipv4 fib saddr oifname {_set(lans)} drop",
+                  f"		ip6 saddr != {LINK_LOCAL6} fib saddr oifname {_set(lans)} drop"]
+    v4, v6 = tunnel_sources(model)
+    if tun and model.wireguard and (v4 or v6):
+        lines.append(f"		udp dport {model.wireguard.listen_port} return")
+        lines += [f"		ip saddr {{ {', '.join(v4)} }} drop"] if v4 else []
+        lines += [f"		ip6 saddr {{ {', '.join(v6)} }} drop"] if v6 else []
+    return [*lines, "	}", ""]
+
+
 def _icmpv6_input(model: RouterModel, tun: str | None) -> list[str]:
     """input, after loopback: the ICMPv6 the router itself takes (RFC 4890
     4.4; the errors come before `ct state invalid`, in render_ruleset). The
@@ -284,6 +341,7 @@ def render_ruleset(model: RouterModel,
         "table inet keel {",
         *_pairing_set(pairing),
         *_forward_counters(model),
+        *_spoofed(model, tun),
         "\tchain input {",
         "\t\ttype filter hook input priority filter; policy drop;",
         "\t\tct state established,related accept",
