@@ -470,6 +470,11 @@ def runtime_presence(config_text: str | None = None, *, modules_builtin: str = "
     return result
 
 
+def modules(features: tuple[Feature, ...] = FEATURES) -> tuple[str, ...]:
+    """The module name of every feature that has one (built in or not)."""
+    return tuple(f.module for f in features if f.module)
+
+
 def doctor_modules(features: tuple[Feature, ...] = FEATURES) -> tuple[str, ...]:
     """The module names keel doctor checks."""
     return tuple(f.module for f in features if f.doctor and f.module)
