@@ -7,7 +7,7 @@ dependencies are off, or whose name it does not know, without a word.
 Needs the Linux source and kconfig's host tools (make, gcc, flex, bison) that
 board/keel/dev-image/host-deps.sh installs: without them it fails, saying what
 is missing (it never skips). Shares its cache with make check
-(KEEL_OUT/kernel-config): about 30 s the first time, then under a second."""
+(KEEL_OUT/kernel-config): 33-40 s the first time, then under a second."""
 
 from __future__ import annotations
 
