@@ -19,6 +19,21 @@ def test_fragment_sets_exactly_the_list():
     assert kf.check_fragment(FRAGMENT.read_text()) == []
 
 
+def test_fragment_is_the_text_the_list_renders(tmp_path):
+    """Its comments (reasons, machines) come from the list too; the check says
+    how to render it again when they drift."""
+    assert FRAGMENT.read_text() == kf.render_fragment()
+    drifted = tmp_path / "linux.fragment"
+    drifted.write_text(FRAGMENT.read_text().replace("# the WireGuard tunnel", "# wg"))
+    proc = subprocess.run([str(CHECK), "--fragment", str(drifted)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 1
+    assert "check-kernel-config --render > board/keel/x86_64/linux.fragment" in proc.stderr
+    rendered = subprocess.run([str(CHECK), "--render"], capture_output=True, text=True,
+                              check=True)
+    assert rendered.stdout == FRAGMENT.read_text()
+
+
 def test_list_has_no_duplicates_and_every_feature_a_reason():
     symbols = [f.symbol for f in kf.FEATURES]
     assert len(symbols) == len(set(symbols))

@@ -1,12 +1,19 @@
-"""The kernel features the router needs: the one list.
+"""The kernel features the router needs, and the drivers of the machines it is
+flashed onto: the one list.
 
-Three users, one list:
+Its users:
 - ``board/keel/x86_64/linux.fragment`` (the release kernel's config fragment) is
-  checked against it by ``make check`` and the unit tests (:func:`check_fragment`);
-- after Buildroot's kernel build, ``buildroot-external/scripts/check-kernel-config``
-  proves that every option of the fragment reached the final ``.config``
-  (:func:`check_final_config`): options whose dependencies are missing drop out
-  of a kernel configuration silently;
+  rendered from it (:func:`render_fragment`) and checked against it by
+  ``make check`` and the unit tests (:func:`check_fragment`);
+- ``make check`` resolves x86_64_defconfig + the fragment as Buildroot does
+  (``buildroot-external/scripts/resolve-kernel-config.sh``), and after
+  Buildroot's kernel build ``buildroot-external/scripts/check-kernel-config``
+  looks at the final ``.config``: both prove that every option of the fragment
+  survived (:func:`check_final_config`); kconfig drops an option whose
+  dependencies are missing without a word;
+- the dev image's build checks that its Debian kernel has every module named
+  here (:func:`modules`), and the release image's linux-firmware selection
+  holds every firmware file named here (tests/unit/test_release_firmware.py);
 - ``keel doctor`` asks the running kernel (``/proc/config.gz``, or
   ``modules.builtin``/``modules.dep``/``/proc/modules``) with
   :func:`runtime_presence`.
@@ -37,7 +44,7 @@ CPU = "CPU clock and idle"
 # that need it (Feature.machines).
 HARDWARE_AREAS = (VM, STORAGE, CONSOLE, NIC)
 
-# The machines, as the entries name them (see README, "Hardware").
+# The machines, as the entries name them.
 EVERY = "every machine"
 KVM = "KVM VPSes (Hetzner, DigitalOcean, Vultr, OVH, Linode), Proxmox, GCP E2/N2, the lab"
 AWS = "AWS Nitro (every current instance type)"
@@ -480,11 +487,16 @@ def doctor_modules(features: tuple[Feature, ...] = FEATURES) -> tuple[str, ...]:
     return tuple(f.module for f in features if f.doctor and f.module)
 
 
+RENDER_COMMAND = ("buildroot-external/scripts/check-kernel-config --render "
+                  "> board/keel/x86_64/linux.fragment")
+
+
 def render_fragment(features: tuple[Feature, ...] = FEATURES) -> str:
     """The fragment the list asks for, grouped by area, each option under a
     comment with its reason and, for hardware, the machines that need it."""
     lines = ["# keel release kernel: config fragment over x86_64_defconfig.",
-             "# Generated from and checked against tui/keel/kernel_features.py."]
+             "# Rendered from tui/keel/kernel_features.py: edit the list there, then",
+             f"#   {RENDER_COMMAND}"]
     area = None
     for f in features:
         if f.area != area:
