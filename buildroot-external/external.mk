@@ -35,7 +35,7 @@ TARGET_FINALIZE_HOOKS += KEEL_REMOVE_PACKAGE_INIT_SCRIPTS
 # 2026.02.3 installs: the RTL8126's (5 GbE, r8169; BR2_PACKAGE_LINUX_FIRMWARE_RTL_8169
 # stops at the RTL8125). Appended to the list the selected options made
 # (linux-firmware.mk is read before this file; its build step expands the
-# list when it runs). tests/unit/test_buildroot_tree.py checks that the
+# list when it runs). tests/unit/test_release_firmware.py checks that the
 # options and this list hold every file keel.kernel_features names.
 KEEL_LINUX_FIRMWARE_FILES = rtl_nic/rtl8126a-2.fw rtl_nic/rtl8126a-3.fw
 ifeq ($(BR2_PACKAGE_LINUX_FIRMWARE),y)

@@ -142,8 +142,9 @@ chroot "$ROOT" depmod -a "$KVER"
 # but for what it lacks on purpose: the DRM modules (drivers/gpu, above) and
 # IKCONFIG's configs (Debian's kernel has no /proc/config.gz).
 LACKS_ON_PURPOSE=" drm simpledrm configs "
+LISTED=$("$TOP/buildroot-external/scripts/check-kernel-config" --modules)
 missing=""
-for mod in $("$TOP/buildroot-external/scripts/check-kernel-config" --modules); do
+for mod in $LISTED; do
 	case "$LACKS_ON_PURPOSE" in *" $mod "*) continue ;; esac
 	chroot "$ROOT" modprobe -S "$KVER" --show-depends "$mod" >/dev/null 2>&1 ||
 		missing="$missing $mod"
