@@ -70,7 +70,9 @@ demo: dev-image
 # >>> release (Buildroot): make image, make check, pass-through targets
 # make image                    the release image with Buildroot (needs internet)
 # make image BUILDROOT_SRC=dir  use a local Buildroot tree instead of the download
-# make check [BUILDROOT_SRC=dir] static checks (+ check-package, defconfig round trip)
+# make check [BUILDROOT_SRC=dir] static checks, the kernel configuration resolved on the
+#                               Linux source host-deps.sh installs (+ check-package,
+#                               defconfig round trip)
 # make <other target>           passed to Buildroot, e.g. make linux-menuconfig
 # make image and make release-bundle need your bundle signing certificate, the
 # one the release image trusts (/etc/rauc/keyring.pem; the repository holds no
@@ -172,9 +174,14 @@ check-python:
 	@command -v ruff >/dev/null || { echo "check: pip install ruff" >&2; exit 1; }
 	cd $(TOP) && ruff check tui tests bench
 
+KERNEL_FRAGMENT := $(TOP)/board/keel/x86_64/linux.fragment
 check-kernel-fragment:
 	@echo "== check: kernel fragment against the feature list (tui/keel/kernel_features.py)"
-	$(BR_SCRIPTS)/check-kernel-config --fragment $(TOP)/board/keel/x86_64/linux.fragment
+	$(BR_SCRIPTS)/check-kernel-config --fragment $(KERNEL_FRAGMENT)
+	@echo "== check: every fragment option survives x86_64_defconfig + olddefconfig (Linux source: host-deps.sh)"
+	config=$$($(BR_SCRIPTS)/resolve-kernel-config.sh $(OUT)/kernel-config \
+		$(BR_EXTERNAL)/configs/$(BR_DEFCONFIG) $(KERNEL_FRAGMENT)) && \
+		$(BR_SCRIPTS)/check-kernel-config $$config $(KERNEL_FRAGMENT)
 
 check-buildroot:
 ifdef BUILDROOT_SRC

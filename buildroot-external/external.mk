@@ -1,4 +1,5 @@
-# keel's BR2_EXTERNAL tree: its packages, and three hooks on Buildroot's own.
+# keel's BR2_EXTERNAL tree: its packages, three hooks on Buildroot's own, and
+# firmware files added to its linux-firmware.
 include $(sort $(wildcard $(BR2_EXTERNAL_KEEL_PATH)/package/*/*.mk))
 
 # GRUB i386-pc: Buildroot puts the core image in images/grub.img but leaves
@@ -29,3 +30,14 @@ define KEEL_REMOVE_PACKAGE_INIT_SCRIPTS
 	rm -f $(addprefix $(TARGET_DIR)/etc/init.d/,$(KEEL_PACKAGE_INIT_SCRIPTS))
 endef
 TARGET_FINALIZE_HOOKS += KEEL_REMOVE_PACKAGE_INIT_SCRIPTS
+
+# linux-firmware files keel's NIC drivers load that no option of Buildroot
+# 2026.02.3 installs: the RTL8126's (5 GbE, r8169; BR2_PACKAGE_LINUX_FIRMWARE_RTL_8169
+# stops at the RTL8125). Appended to the list the selected options made
+# (linux-firmware.mk is read before this file; its build step expands the
+# list when it runs). tests/unit/test_release_firmware.py checks that the
+# options and this list hold every file keel.kernel_features names.
+KEEL_LINUX_FIRMWARE_FILES = rtl_nic/rtl8126a-2.fw rtl_nic/rtl8126a-3.fw
+ifeq ($(BR2_PACKAGE_LINUX_FIRMWARE),y)
+LINUX_FIRMWARE_FILES += $(KEEL_LINUX_FIRMWARE_FILES)
+endif

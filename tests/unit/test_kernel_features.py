@@ -19,10 +19,50 @@ def test_fragment_sets_exactly_the_list():
     assert kf.check_fragment(FRAGMENT.read_text()) == []
 
 
+def test_fragment_is_the_text_the_list_renders(tmp_path):
+    """Its comments (reasons, machines) come from the list too; the check says
+    how to render it again when they drift."""
+    assert FRAGMENT.read_text() == kf.render_fragment()
+    drifted = tmp_path / "linux.fragment"
+    drifted.write_text(FRAGMENT.read_text().replace("# the WireGuard tunnel", "# wg"))
+    proc = subprocess.run([str(CHECK), "--fragment", str(drifted)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 1
+    assert "check-kernel-config --render > board/keel/x86_64/linux.fragment" in proc.stderr
+    rendered = subprocess.run([str(CHECK), "--render"], capture_output=True, text=True,
+                              check=True)
+    assert rendered.stdout == FRAGMENT.read_text()
+
+
 def test_list_has_no_duplicates_and_every_feature_a_reason():
     symbols = [f.symbol for f in kf.FEATURES]
     assert len(symbols) == len(set(symbols))
-    assert all(f.why and f.value == "y" for f in kf.FEATURES)
+    assert all(f.why and f.machines for f in kf.FEATURES)
+
+
+def test_built_in_unless_firmware_is_loaded_at_probe():
+    """Everything is built in (no initramfs), but for a NIC driver that loads
+    firmware when it probes: built in, it would probe before the root
+    filesystem holds /lib/firmware; S05modules loads it (PCI class 02)."""
+    modules = [f for f in kf.FEATURES if f.value != "y"]
+    assert [f.symbol for f in modules] == ["ICE"]
+    assert all(f.value == "m" and f.area == kf.NIC and f.module and f.firmware
+               for f in modules)
+
+
+def test_every_driver_names_the_machines_that_need_it():
+    drivers = [f for f in kf.FEATURES if f.area in kf.HARDWARE_AREAS and f.module]
+    assert len(drivers) > 50
+    vague = [f.symbol for f in drivers if f.machines == kf.EVERY]
+    assert vague == []
+    fragment = FRAGMENT.read_text()
+    assert f"# Amazon Elastic Network Adapter [{kf.AWS}]\nCONFIG_ENA_ETHERNET=y" in fragment
+
+
+def test_doctor_features_have_a_module():
+    """keel doctor also runs on the dev image's Debian kernel, which has no
+    /proc/config.gz: a feature it checks must be findable by its module."""
+    assert all(f.module for f in kf.FEATURES if f.doctor)
 
 
 @pytest.mark.parametrize("symbol", [
@@ -43,6 +83,16 @@ def test_list_has_no_duplicates_and_every_feature_a_reason():
     # (and streaming), and the ESP RAUC writes grubenv on
     "BLK_DEV_LOOP", "MD", "BLK_DEV_DM", "DM_VERITY", "CRYPTO_SHA256", "BLK_DEV_NBD",
     "NLS_CODEPAGE_437", "NLS_ISO8859_1",
+    # the hosts keel is flashed onto (issue 38; shared/reference/hardware.md)
+    "DRM_FBDEV_EMULATION", "DRM_SIMPLEDRM", "SYSFB_SIMPLEFB", "FRAMEBUFFER_CONSOLE",
+    "USB_HID", "HID_GENERIC", "HYPERV_KEYBOARD",
+    "BLK_DEV_NVME", "VMD", "SATA_AHCI", "ATA_PIIX", "BLK_DEV_SD", "VMWARE_PVSCSI",
+    "FUSION_SPI", "FUSION_SAS", "MEGARAID_SAS", "HYPERV_STORAGE", "XEN_BLKDEV_FRONTEND",
+    "MMC_BLOCK", "MMC_SDHCI_PCI", "MMC_SDHCI_ACPI", "USB_STORAGE", "USB_UAS",
+    "USB_XHCI_HCD", "USB_XHCI_PCI", "USB_EHCI_HCD", "USB_EHCI_PCI",
+    "ENA_ETHERNET", "GVE", "HYPERV", "HYPERV_NET", "XEN_NETDEV_FRONTEND", "VMXNET3",
+    "IXGBE", "IXGBEVF", "I40E", "I40EVF", "MLX4_EN", "MLX5_CORE", "MLX5_CORE_EN", "AQTION",
+    "USB_RTL8152", "USB_NET_AX88179_178A", "USB_NET_CDCETHER", "USB_NET_CDC_NCM",
 ])
 def test_reference_feature_listed_and_built_in(symbol):
     assert kf.BY_SYMBOL[symbol].value == "y"

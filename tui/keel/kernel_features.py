@@ -1,12 +1,19 @@
-"""The kernel features the router needs: the one list.
+"""The kernel features the router needs, and the drivers of the machines it is
+flashed onto: the one list.
 
-Three users, one list:
+Its users:
 - ``board/keel/x86_64/linux.fragment`` (the release kernel's config fragment) is
-  checked against it by ``make check`` and the unit tests (:func:`check_fragment`);
-- after Buildroot's kernel build, ``buildroot-external/scripts/check-kernel-config``
-  proves that every option of the fragment reached the final ``.config``
-  (:func:`check_final_config`): options whose dependencies are missing drop out
-  of a kernel configuration silently;
+  rendered from it (:func:`render_fragment`) and checked against it by
+  ``make check`` and the unit tests (:func:`check_fragment`);
+- ``make check`` resolves x86_64_defconfig + the fragment as Buildroot does
+  (``buildroot-external/scripts/resolve-kernel-config.sh``), and after
+  Buildroot's kernel build ``buildroot-external/scripts/check-kernel-config``
+  looks at the final ``.config``: both prove that every option of the fragment
+  survived (:func:`check_final_config`); kconfig drops an option whose
+  dependencies are missing without a word;
+- the dev image's build checks that its Debian kernel has every module named
+  here (:func:`modules`), and the release image's linux-firmware selection
+  holds every firmware file named here (tests/unit/test_release_firmware.py);
 - ``keel doctor`` asks the running kernel (``/proc/config.gz``, or
   ``modules.builtin``/``modules.dep``/``/proc/modules``) with
   :func:`runtime_presence`.
@@ -25,22 +32,57 @@ from dataclasses import dataclass
 SHAPING = "shaping"
 TUNNEL = "tunnel and routing"
 NFTABLES = "nftables"
-VM = "virtual machine"
+VM = "virtual machines (guest support)"
 BOOT = "boot and filesystems"
+STORAGE = "storage: built in, the root disk is found without an initramfs"
 UPGRADE = "upgrades (RAUC)"
-CONSOLE = "console"
-NIC = "mini-PC hardware"
+CONSOLE = "console: screen and keyboard"
+NIC = "NICs: built in, or modules S05modules loads before keel apply --boot"
 CPU = "CPU clock and idle"
+
+# The areas of hardware drivers: each of their entries names the machines
+# that need it (Feature.machines).
+HARDWARE_AREAS = (VM, STORAGE, CONSOLE, NIC)
+
+# The machines, as the entries name them.
+EVERY = "every machine"
+KVM = "KVM VPSes (Hetzner, DigitalOcean, Vultr, OVH, Linode), Proxmox, GCP E2/N2, the lab"
+AWS = "AWS Nitro (every current instance type)"
+AWS_XEN = "older AWS Xen instance types"
+GCP = "GCP C3/C4/N4 and other gVNIC-only types"
+HYPERV_HOSTS = "Azure, Hyper-V"
+XEN_HOSTS = "Xen HVM guests, older AWS Xen instance types"
+VMWARE = "VMware ESXi/Workstation defaults"
+EMULATED = "VirtualBox, QEMU's older machine types, Hyper-V Gen1, Xen HVM"
+MINIPC = "mini-PCs"
+INTEL_GPU = "Intel-graphics mini-PCs (N100, N5105, J4125), VPSes with virtio-vga"
+UEFI = "UEFI machines (a firmware framebuffer, no VGA text mode)"
+USB_BOOT = "any machine booted from a USB stick or a USB disk"
+TEN_G = "10G and faster boxes and servers"
+USB_NIC = "any machine with a USB NIC (a second port for a one-NIC mini-PC or laptop)"
+SCSI_DISKS = ("every machine whose disk is SATA, IDE, USB, virtio-scsi, VMware, LSI, "
+              "MegaRAID or Hyper-V")
 
 
 @dataclass(frozen=True)
 class Feature:
+    """One kernel option keel relies on.
+
+    value: what the release kernel sets: "y" (built in; storage must be, there
+    is no initramfs) or "m" for a NIC driver that loads firmware at probe
+    time (built in, it would probe before the root filesystem holds
+    /lib/firmware). machines: who needs it (EVERY unless said).
+    firmware: files under /lib/firmware the driver loads on those machines
+    (the release image's linux-firmware selection must hold them)."""
+
     symbol: str  # Kconfig symbol without CONFIG_
     area: str
     why: str
     module: str | None = None  # the module it builds as, where it can be one
-    value: str = "y"  # what the release kernel sets (built in: no initramfs)
+    value: str = "y"
     doctor: bool = False  # keel doctor checks it on the running kernel
+    machines: str = EVERY
+    firmware: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -49,8 +91,25 @@ class Feature:
 
 
 def _f(symbol: str, area: str, why: str, module: str | None = None, *,
-       value: str = "y", doctor: bool = False) -> Feature:
-    return Feature(symbol, area, why, module, value, doctor)
+       value: str = "y", doctor: bool = False, machines: str = EVERY,
+       firmware: tuple[str, ...] = ()) -> Feature:
+    return Feature(symbol, area, why, module, value, doctor, machines, firmware)
+
+
+# r8169's firmware files in Linux 6.12 (drivers/net/ethernet/realtek/r8169_main.c):
+# PHY and MAC fixes, loaded when the interface comes up
+R8169_FIRMWARE = tuple(f"rtl_nic/{name}.fw" for name in (
+    "rtl8105e-1", "rtl8106e-1", "rtl8106e-2", "rtl8107e-2", "rtl8168d-1", "rtl8168d-2",
+    "rtl8168e-1", "rtl8168e-2", "rtl8168e-3", "rtl8168f-1", "rtl8168f-2", "rtl8168fp-3",
+    "rtl8168g-2", "rtl8168g-3", "rtl8168h-2", "rtl8402-1", "rtl8411-1", "rtl8411-2",
+    "rtl8125a-3", "rtl8125b-2", "rtl8125d-1", "rtl8126a-2", "rtl8126a-3"))
+# r8152's (drivers/net/usb/r8152.c): optional patches, retried 10 s after probe
+R8152_FIRMWARE = tuple(f"rtl_nic/{name}.fw" for name in (
+    "rtl8153a-2", "rtl8153a-3", "rtl8153a-4", "rtl8153b-2", "rtl8153c-1", "rtl8156a-2",
+    "rtl8156b-2"))
+# ice's Dynamic Device Personalization package: without it the E810 runs in
+# "safe mode" (one queue, no offloads)
+ICE_FIRMWARE = ("intel/ice/ddp/ice.pkg",)
 
 
 FEATURES: tuple[Feature, ...] = (
@@ -110,19 +169,27 @@ FEATURES: tuple[Feature, ...] = (
        doctor=True),
     _f("NFT_FLOW_OFFLOAD", NFTABLES, "flow offload expression (flow add @ft)",
        "nft_flow_offload", doctor=True),
-    # --- virtual machines (VPS, the QEMU lab) -------------------------------
-    _f("VIRTIO_PCI", VM, "virtio devices on PCI", "virtio_pci"),
-    _f("VIRTIO_NET", VM, "virtio NIC", "virtio_net"),
-    _f("VIRTIO_BLK", VM, "virtio disk (root and /data)", "virtio_blk"),
-    _f("SCSI_VIRTIO", VM, "virtio-scsi disk (some VPS hosts)", "virtio_scsi"),
-    _f("VIRTIO_CONSOLE", VM, "virtio console", "virtio_console"),
+    # --- virtual machines: the guest side of each hypervisor ----------------
+    _f("VIRTIO_PCI", VM, "virtio devices on PCI", "virtio_pci", machines=KVM),
+    _f("VIRTIO_CONSOLE", VM, "virtio console", "virtio_console", machines=KVM),
     _f("HW_RANDOM_VIRTIO", VM, "entropy from the host (WireGuard keys at first boot)",
-       "virtio_rng"),
-    _f("HYPERVISOR_GUEST", VM, "guest support menu (for KVM_GUEST)"),
-    _f("PARAVIRT", VM, "paravirt steal clock: steal time in /proc/stat"),
-    _f("KVM_GUEST", VM, "KVM guest: steal time, kvmclock, haltpoll"),
+       "virtio_rng", machines=KVM),
+    _f("HYPERVISOR_GUEST", VM, "guest support menu (for KVM_GUEST, HYPERV, XEN)",
+       machines="every virtual machine"),
+    _f("PARAVIRT", VM, "paravirt steal clock: steal time in /proc/stat",
+       machines="every virtual machine"),
+    _f("KVM_GUEST", VM, "KVM guest: steal time, kvmclock, haltpoll", machines=f"{KVM}, {AWS}"),
     _f("HALTPOLL_CPUIDLE", VM, "haltpoll: poll before halting, lower wake-up latency in a VM",
-       "cpuidle_haltpoll"),
+       "cpuidle_haltpoll", machines=f"{KVM}, {AWS}"),
+    _f("HYPERV", VM, "Hyper-V VMBus: every synthetic device hangs off it", "hv_vmbus",
+       machines=HYPERV_HOSTS),
+    _f("HYPERV_UTILS", VM, "Hyper-V integration services: shutdown from the host, time sync",
+       "hv_utils", machines=HYPERV_HOSTS),
+    _f("PCI_HYPERV", VM, "Hyper-V PCI pass-through: the VFs of Azure's accelerated networking",
+       "pci_hyperv", machines="Azure with accelerated networking"),
+    _f("XEN", VM, "Xen guest support", machines=XEN_HOSTS),
+    _f("XEN_PVHVM_GUEST", VM, "Xen PVHVM: paravirtual devices in a hardware-virtualised guest",
+       machines=XEN_HOSTS),
     # --- boot without an initramfs, filesystems -----------------------------
     _f("EFI", BOOT, "boots by UEFI"),
     _f("EFI_STUB", BOOT, "GRUB's EFI loader starts the kernel as an EFI image"),
@@ -139,10 +206,51 @@ FEATURES: tuple[Feature, ...] = (
     _f("OVERLAY_FS", BOOT, "writable overlays over the read-only root", "overlay"),
     _f("IKCONFIG", BOOT, "the kernel's config inside the kernel", "configs"),
     _f("IKCONFIG_PROC", BOOT, "/proc/config.gz: what keel doctor reads"),
-    _f("BLK_DEV_NVME", BOOT, "NVMe disks (mini-PCs, cloud instances)", "nvme"),
-    _f("SATA_AHCI", BOOT, "SATA disks (mini-PCs)", "ahci"),
-    _f("USB_XHCI_HCD", BOOT, "USB 3 host (boot from a USB stick)", "xhci_hcd"),
-    _f("USB_STORAGE", BOOT, "USB sticks as the boot disk", "usb_storage"),
+    # --- storage: every disk keel is flashed onto, built in -----------------
+    _f("VIRTIO_BLK", STORAGE, "virtio disk", "virtio_blk", machines=KVM),
+    _f("SCSI", STORAGE, "SCSI core", "scsi_mod", machines=SCSI_DISKS),
+    _f("BLK_DEV_SD", STORAGE, "SCSI disks (sdX)", "sd_mod", machines=SCSI_DISKS),
+    _f("SCSI_VIRTIO", STORAGE, "virtio-scsi disk", "virtio_scsi",
+       machines="KVM VPSes with virtio-scsi disks, GCP"),
+    _f("BLK_DEV_NVME", STORAGE, "NVMe disks", "nvme", machines=f"{AWS}, GCP, {MINIPC}"),
+    _f("VMD", STORAGE, "Intel Volume Management Device: NVMe behind VMD ('RAID' mode)", "vmd",
+       machines="Intel 11th-gen and later mini-PCs and laptops with VMD on"),
+    _f("ATA", STORAGE, "ATA/SATA core", "libata", machines=f"{MINIPC}, {EMULATED}"),
+    _f("SATA_AHCI", STORAGE, "SATA disks (AHCI)", "ahci",
+       machines=f"{MINIPC}, VirtualBox, VMware SATA, QEMU q35"),
+    _f("ATA_PIIX", STORAGE, "Intel PIIX/ICH IDE and SATA", "ata_piix", machines=EMULATED),
+    _f("VMWARE_PVSCSI", STORAGE, "VMware paravirtual SCSI", "vmw_pvscsi", machines=VMWARE),
+    _f("FUSION", STORAGE, "LSI Fusion MPT menu"),
+    _f("FUSION_SPI", STORAGE, "LSI Logic parallel SCSI (LSI53C1030)", "mptspi",
+       machines=f"{VMWARE} (LSI Logic Parallel)"),
+    _f("FUSION_SAS", STORAGE, "LSI Logic SAS (SAS1068)", "mptsas",
+       machines=f"{VMWARE} (LSI Logic SAS)"),
+    _f("MEGARAID_SAS", STORAGE, "LSI/Broadcom MegaRAID SAS RAID", "megaraid_sas",
+       machines="servers with a MegaRAID controller, dedicated servers"),
+    _f("HYPERV_STORAGE", STORAGE, "Hyper-V synthetic SCSI disk (storvsc)", "hv_storvsc",
+       machines=f"{HYPERV_HOSTS} (Gen2 boots only from it)"),
+    _f("XEN_BLKDEV_FRONTEND", STORAGE, "Xen virtual disk (blkfront)", "xen_blkfront",
+       machines=XEN_HOSTS),
+    _f("MMC", STORAGE, "MMC/SD core", "mmc_core", machines="eMMC-only mini-PCs"),
+    _f("MMC_BLOCK", STORAGE, "eMMC and SD cards as disks", "mmc_block",
+       machines="eMMC-only mini-PCs"),
+    _f("MMC_SDHCI", STORAGE, "SD host controller interface", "sdhci",
+       machines="eMMC-only mini-PCs"),
+    _f("MMC_SDHCI_PCI", STORAGE, "SDHCI on PCI (Intel eMMC controllers)", "sdhci_pci",
+       machines="eMMC-only mini-PCs"),
+    _f("MMC_SDHCI_ACPI", STORAGE, "SDHCI enumerated by ACPI (Atom/Celeron eMMC)", "sdhci_acpi",
+       machines="eMMC-only mini-PCs (Atom, Celeron J/N)"),
+    _f("USB", STORAGE, "USB core", "usbcore", machines=USB_BOOT),
+    _f("USB_XHCI_HCD", STORAGE, "USB 3 host controller", "xhci_hcd", machines=USB_BOOT),
+    _f("USB_XHCI_PCI", STORAGE, "xHCI on PCI", "xhci_pci", machines=USB_BOOT),
+    _f("USB_EHCI_HCD", STORAGE, "USB 2 host controller", "ehci_hcd",
+       machines=f"{USB_BOOT} (older boxes, USB 2 ports)"),
+    _f("USB_EHCI_PCI", STORAGE, "EHCI on PCI", "ehci_pci",
+       machines=f"{USB_BOOT} (older boxes, USB 2 ports)"),
+    _f("USB_STORAGE", STORAGE, "USB mass storage: sticks and disks", "usb_storage",
+       machines=USB_BOOT),
+    _f("USB_UAS", STORAGE, "USB Attached SCSI: most USB 3 disks and fast sticks", "uas",
+       machines=USB_BOOT),
     # --- upgrades: RAUC opens a signed verity bundle (the slot images inside
     # are squashfs and vfat: SQUASHFS and VFAT_FS above) ---------------------
     _f("BLK_DEV_LOOP", UPGRADE, "loop devices: RAUC mounts the bundle file's squashfs",
@@ -161,19 +269,89 @@ FEATURES: tuple[Feature, ...] = (
        "i6300esb"),
     _f("ITCO_WDT", UPGRADE, "Intel TCO watchdog (mini-PCs)", "iTCO_wdt"),
     _f("SP5100_TCO", UPGRADE, "AMD SP5100/FCH TCO watchdog (mini-PCs)", "sp5100_tco"),
-    # --- console ------------------------------------------------------------
-    _f("SERIAL_8250", CONSOLE, "serial console (VPS consoles, headless mini-PCs)"),
-    _f("SERIAL_8250_CONSOLE", CONSOLE, "kernel messages on ttyS0"),
-    _f("FB", CONSOLE, "framebuffer: the console UI on UEFI machines without VGA text mode"),
-    _f("FB_EFI", CONSOLE, "EFI GOP framebuffer"),
-    _f("FRAMEBUFFER_CONSOLE", CONSOLE, "tty1 on the framebuffer"),
-    # --- mini-PC NICs -------------------------------------------------------
+    # --- console: tty1 must survive the GPU's KMS driver --------------------
+    # x86_64_defconfig builds in i915 and virtio-gpu, which remove the
+    # firmware framebuffer when they bind: without fbdev emulation the text
+    # console then has nothing to draw on (the first-boot dialog is invisible)
+    _f("SERIAL_8250", CONSOLE, "serial console", machines="VPS consoles, headless mini-PCs"),
+    _f("SERIAL_8250_CONSOLE", CONSOLE, "kernel messages on ttyS0",
+       machines="VPS consoles, headless mini-PCs"),
+    _f("VGA_CONSOLE", CONSOLE, "VGA text mode console", machines="BIOS boots"),
+    _f("FB", CONSOLE, "framebuffer: the console UI on machines without VGA text mode",
+       machines=UEFI),
+    _f("FB_EFI", CONSOLE, "EFI GOP framebuffer (where sysfb offers no simple framebuffer)",
+       machines=UEFI),
+    _f("SYSFB_SIMPLEFB", CONSOLE, "the firmware's framebuffer offered as a simple framebuffer "
+       "(for simpledrm)", machines=UEFI),
+    _f("DRM", CONSOLE, "DRM/KMS core (i915 and virtio-gpu are built in)", "drm",
+       machines=INTEL_GPU),
+    _f("DRM_SIMPLEDRM", CONSOLE, "simpledrm: the firmware framebuffer as a DRM device, handed "
+       "over cleanly when the GPU driver binds", "simpledrm", machines=UEFI),
+    _f("DRM_FBDEV_EMULATION", CONSOLE, "fbdev on every KMS driver: the console survives i915, "
+       "virtio-gpu, simpledrm", machines=INTEL_GPU),
+    _f("FRAMEBUFFER_CONSOLE", CONSOLE, "tty1 on the framebuffer", machines=f"{UEFI}, {INTEL_GPU}"),
+    _f("INPUT_KEYBOARD", CONSOLE, "keyboard drivers menu"),
+    _f("SERIO_I8042", CONSOLE, "i8042 PS/2 controller", "i8042",
+       machines="virtual machines' keyboards, BIOS USB legacy emulation"),
+    _f("KEYBOARD_ATKBD", CONSOLE, "AT/PS/2 keyboard", "atkbd",
+       machines="virtual machines' keyboards, BIOS USB legacy emulation"),
+    _f("HID_SUPPORT", CONSOLE, "HID menu", machines=MINIPC),
+    _f("HID", CONSOLE, "HID core", "hid", machines=MINIPC),
+    _f("HID_GENERIC", CONSOLE, "generic HID driver: keyboards", "hid_generic", machines=MINIPC),
+    _f("USB_HID", CONSOLE, "USB keyboards", "usbhid", machines=f"{MINIPC}, USB keyboards anywhere"),
+    _f("HYPERV_KEYBOARD", CONSOLE, "Hyper-V synthetic keyboard (Gen2 has no i8042)",
+       "hyperv_keyboard", machines=HYPERV_HOSTS),
+    # --- NICs ---------------------------------------------------------------
+    # built in where the driver needs no firmware at probe time; S05modules
+    # loads the others (PCI class 02) before S40keel runs keel apply --boot
+    _f("VIRTIO_NET", NIC, "virtio NIC", "virtio_net", machines=KVM),
+    _f("NET_VENDOR_AMAZON", NIC, "Amazon NIC drivers menu", machines=AWS),
+    _f("ENA_ETHERNET", NIC, "Amazon Elastic Network Adapter", "ena", machines=AWS),
+    _f("NET_VENDOR_GOOGLE", NIC, "Google NIC drivers menu", machines=GCP),
+    _f("GVE", NIC, "Google Virtual NIC (gVNIC)", "gve", machines=GCP),
+    _f("HYPERV_NET", NIC, "Hyper-V synthetic NIC (netvsc)", "hv_netvsc", machines=HYPERV_HOSTS),
+    _f("XEN_NETDEV_FRONTEND", NIC, "Xen virtual NIC (netfront)", "xen_netfront",
+       machines=XEN_HOSTS),
+    _f("VMXNET3", NIC, "VMware paravirtual NIC", "vmxnet3", machines=VMWARE),
     _f("NET_VENDOR_INTEL", NIC, "Intel NIC drivers menu"),
-    _f("IGC", NIC, "Intel I225/I226 2.5 GbE (most router mini-PCs)", "igc"),
-    _f("IGB", NIC, "Intel I210/I211/I350 GbE", "igb"),
-    _f("E1000E", NIC, "Intel I219 and 8257x GbE", "e1000e"),
+    _f("E1000", NIC, "Intel 8254x (QEMU's and VirtualBox's default e1000)", "e1000",
+       machines=EMULATED),
+    _f("E1000E", NIC, "Intel I219 and 8257x GbE", "e1000e",
+       machines=f"{MINIPC}, VMware e1000e, QEMU q35"),
+    _f("IGB", NIC, "Intel I210/I211/I350 GbE", "igb", machines=MINIPC),
+    _f("IGC", NIC, "Intel I225/I226 2.5 GbE", "igc", machines="most router mini-PCs"),
+    _f("IXGBE", NIC, "Intel 82599/X520/X540/X550/X553 10 GbE", "ixgbe", machines=TEN_G),
+    _f("IXGBEVF", NIC, "Intel 82599 virtual function (SR-IOV)", "ixgbevf",
+       machines=f"{AWS_XEN} (enhanced networking), SR-IOV VMs"),
+    _f("I40E", NIC, "Intel X710/XL710 10/25/40 GbE", "i40e", machines=TEN_G),
+    _f("I40EVF", NIC, "Intel adaptive virtual function (iavf: X710/E810 VFs)", "iavf",
+       machines="SR-IOV VMs on X710/E810 hosts"),
+    _f("ICE", NIC, "Intel E810 25/100 GbE (a module: its DDP package loads at probe time, "
+       "from the root filesystem)", "ice", value="m", machines=TEN_G, firmware=ICE_FIRMWARE),
+    _f("NET_VENDOR_MELLANOX", NIC, "Mellanox NIC drivers menu",
+       machines=f"{TEN_G}, Azure accelerated networking"),
+    _f("MLX4_EN", NIC, "Mellanox ConnectX-3 (and its VFs)", "mlx4_en",
+       machines=f"{TEN_G}, Azure accelerated networking (older hosts)"),
+    _f("MLX5_CORE", NIC, "Mellanox ConnectX-4 and later core", "mlx5_core",
+       machines=f"{TEN_G}, Azure accelerated networking"),
+    _f("MLX5_CORE_EN", NIC, "Mellanox ConnectX-4 and later Ethernet (and its VFs)",
+       machines=f"{TEN_G}, Azure accelerated networking"),
+    _f("NET_VENDOR_AQUANTIA", NIC, "Aquantia NIC drivers menu", machines=TEN_G),
+    _f("AQTION", NIC, "Aquantia/Marvell AQC107/AQC113 2.5-10 GbE", "atlantic",
+       machines=f"{TEN_G}, 10G mini-PCs"),
     _f("NET_VENDOR_REALTEK", NIC, "Realtek NIC drivers menu"),
-    _f("R8169", NIC, "Realtek RTL8111/8125 (1 and 2.5 GbE)", "r8169"),
+    _f("R8169", NIC, "Realtek RTL8111/8125/8126 (1, 2.5 and 5 GbE)", "r8169",
+       machines="Realtek mini-PCs", firmware=R8169_FIRMWARE),
+    _f("USB_NET_DRIVERS", NIC, "USB NIC drivers menu", machines=USB_NIC),
+    _f("USB_RTL8152", NIC, "Realtek RTL8152/8153/8156 USB NICs (1 and 2.5 GbE)", "r8152",
+       machines=USB_NIC, firmware=R8152_FIRMWARE),
+    _f("USB_USBNET", NIC, "USB NIC framework", "usbnet", machines=USB_NIC),
+    _f("USB_NET_AX88179_178A", NIC, "ASIX AX88179/178A USB 3 GbE", "ax88179_178a",
+       machines=USB_NIC),
+    _f("USB_NET_CDCETHER", NIC, "CDC Ethernet: class-compliant USB NICs, phones", "cdc_ether",
+       machines=USB_NIC),
+    _f("USB_NET_CDC_NCM", NIC, "CDC NCM: class-compliant USB 3 NICs", "cdc_ncm",
+       machines=USB_NIC),
     # --- CPU clock and idle states ------------------------------------------
     _f("CPU_FREQ", CPU, "cpufreq at all"),
     _f("CPU_FREQ_GOV_PERFORMANCE", CPU, "the performance governor"),
@@ -236,14 +414,22 @@ def check_final_config(fragment_text: str, config_text: str) -> list[str]:
     """Options of the fragment that did not reach the final .config (empty: all did).
 
     An option whose dependencies are missing is dropped by kconfig without a word;
-    this is the proof that it did not happen.
+    this is the proof that it did not happen. An option absent from the final
+    .config was invisible to kconfig (a dependency off, or a name it does not
+    know); one there as "not set" was turned off (a choice, a "depends on !X",
+    a bool that cannot be a module).
     """
     final = parse_kconfig(config_text)
     problems = []
     for symbol, want in parse_kconfig(fragment_text).items():
-        got = final.get(symbol, "n")
-        if got != want:
-            why = BY_SYMBOL[symbol].why if symbol in BY_SYMBOL else "set by the fragment"
+        got = final.get(symbol)
+        if got == want or (got is None and want == "n"):
+            continue
+        why = BY_SYMBOL[symbol].why if symbol in BY_SYMBOL else "set by the fragment"
+        if got is None:
+            problems.append(f"CONFIG_{symbol}={want} asked, final .config lacks it ({why}): "
+                            f"a dependency is off, or kconfig does not know the name")
+        else:
             shown = "not set" if got == "n" else f"={got}"
             problems.append(f"CONFIG_{symbol}={want} asked, final .config has it {shown} "
                             f"({why}): a dependency is missing")
@@ -291,20 +477,31 @@ def runtime_presence(config_text: str | None = None, *, modules_builtin: str = "
     return result
 
 
+def modules(features: tuple[Feature, ...] = FEATURES) -> tuple[str, ...]:
+    """The module name of every feature that has one (built in or not)."""
+    return tuple(f.module for f in features if f.module)
+
+
 def doctor_modules(features: tuple[Feature, ...] = FEATURES) -> tuple[str, ...]:
     """The module names keel doctor checks."""
     return tuple(f.module for f in features if f.doctor and f.module)
 
 
+RENDER_COMMAND = ("buildroot-external/scripts/check-kernel-config --render "
+                  "> board/keel/x86_64/linux.fragment")
+
+
 def render_fragment(features: tuple[Feature, ...] = FEATURES) -> str:
-    """The fragment the list asks for, grouped by area with the reasons as comments."""
+    """The fragment the list asks for, grouped by area, each option under a
+    comment with its reason and, for hardware, the machines that need it."""
     lines = ["# keel release kernel: config fragment over x86_64_defconfig.",
-             "# Generated from and checked against tui/keel/kernel_features.py."]
+             "# Rendered from tui/keel/kernel_features.py: edit the list there, then",
+             f"#   {RENDER_COMMAND}"]
     area = None
     for f in features:
         if f.area != area:
             area = f.area
             lines += ["", f"# --- {area}"]
-        lines.append(f"# {f.why}")
+        lines.append(f"# {f.why}" + ("" if f.machines == EVERY else f" [{f.machines}]"))
         lines.append(f"CONFIG_{f.symbol}={f.value}")
     return "\n".join(lines) + "\n"

@@ -125,15 +125,31 @@ chroot "$ROOT" /usr/bin/busybox --list-full | while read -r applet; do
 	fi
 done
 
-# Drop kernel modules a router never loads, and apt's state.
+# Drop kernel modules a router never loads, and apt's state. Kept: every NIC
+# and storage driver, and drivers/hid (a USB keyboard's driver). Without
+# drivers/gpu no KMS driver ever takes the firmware's framebuffer or VGA text
+# console away, so the console needs none.
 for d in drivers/gpu drivers/media drivers/infiniband drivers/staging drivers/net/wireless \
-	drivers/bluetooth drivers/iio drivers/input/touchscreen drivers/hid sound net/bluetooth net/wireless; do
+	drivers/bluetooth drivers/iio drivers/input/touchscreen sound net/bluetooth net/wireless; do
 	rm -rf "$ROOT/usr/lib/modules/$KVER/kernel/$d"
 done
 # Modules uncompressed (the squashfs compresses them anyway): decompressing
 # xz at every load was most of a module's load time under emulation.
 find "$ROOT/usr/lib/modules/$KVER" -name '*.ko.xz' -exec xz -d {} +
 chroot "$ROOT" depmod -a "$KVER"
+# Every module keel.kernel_features names is in the image, built in or as a
+# file (the image boots and finds its NICs wherever the release image does),
+# but for what it lacks on purpose: the DRM modules (drivers/gpu, above) and
+# IKCONFIG's configs (Debian's kernel has no /proc/config.gz).
+LACKS_ON_PURPOSE=" drm simpledrm configs "
+LISTED=$("$TOP/buildroot-external/scripts/check-kernel-config" --modules)
+missing=""
+for mod in $LISTED; do
+	case "$LACKS_ON_PURPOSE" in *" $mod "*) continue ;; esac
+	chroot "$ROOT" modprobe -S "$KVER" --show-depends "$mod" >/dev/null 2>&1 ||
+		missing="$missing $mod"
+done
+[ -z "$missing" ] || die "the $KVER kernel lacks modules keel.kernel_features names:$missing"
 rm -rf "$ROOT"/var/lib/apt/lists/* "$ROOT"/var/cache/apt/* "$ROOT"/var/log/*
 # grub-common is here for grub-editenv alone (RAUC's GRUB backend): the rest
 # of it (grub-mkrescue, the fonts, the modules) boots nothing here
@@ -180,7 +196,11 @@ cp "$HERE/initramfs-init" "$INITRD/init"
 grep -v '^#' "$HERE/initramfs-modules.txt" | while read -r mods; do
 	line=""
 	for mod in $mods; do
-		for ko in $(chroot "$ROOT" modprobe -S "$KVER" --show-depends "$mod" | awk '$1 == "insmod" { print $2 }'); do
+		deps=$(chroot "$ROOT" modprobe -S "$KVER" --show-depends "$mod") ||
+			die "initramfs-modules.txt: no module $mod in the $KVER kernel"
+		# "insmod FILE" per module to load, "builtin NAME" for the rest
+		while read -r how ko _; do
+			[ "$how" = insmod ] || continue
 			name=$(basename "$ko" .xz)
 			[ -e "$INITRD/lib/modules/$name" ] && continue
 			case "$ko" in
@@ -188,7 +208,7 @@ grep -v '^#' "$HERE/initramfs-modules.txt" | while read -r mods; do
 			*) cp "$ROOT$ko" "$INITRD/lib/modules/$name" ;;
 			esac
 			line="$line $name"
-		done
+		done <<<"$deps"
 	done
 	echo "${line# }" >> "$INITRD/lib/modules/load-order"
 done

@@ -6,21 +6,31 @@
 # QEMU comes from bookworm-backports on Debian 12 (QEMU 10: under bookworm's
 # 7.2, guests with 2 vCPUs die at random; see docs/lab.md), and so does
 # dhcpcd (10.1, as the image's trixie has; bookworm's is 9.4).
+# make check resolves the release kernel's configuration on Debian's source
+# package of the series the Buildroot defconfig pins (linux-source-6.12: in
+# trixie, and in bookworm-security), with kconfig built by make, gcc, flex
+# and bison (buildroot-external/scripts/resolve-kernel-config.sh).
 # The IPv6 internet side's servers (Kea's DHCPv6, radvd) and dhcpcd are for
 # tests/unit/test_dhcpv6_pd_netns.py, in network namespaces: Kea's service
 # is not left running on this machine after it is installed here.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/../../.." && pwd)
+KERNEL_SERIES=$(sed -n 's/^BR2_LINUX_KERNEL_CUSTOM_VERSION_VALUE="\([0-9]*\.[0-9]*\).*"$/\1/p' \
+	"$TOP/buildroot-external/configs/keel_x86_64_defconfig")
+[ -n "$KERNEL_SERIES" ] || { echo "host-deps: no BR2_LINUX_KERNEL_CUSTOM_VERSION_VALUE" \
+	"in buildroot-external/configs/keel_x86_64_defconfig" >&2; exit 1; }
 PACKAGES="ovmf mmdebstrap genimage grub-pc-bin grub-efi-amd64-bin grub-common mtools
+	linux-source-$KERNEL_SERIES make gcc libc6-dev flex bison
 	dosfstools e2fsprogs squashfs-tools cpio xz-utils gzip shellcheck tmux python3-pip rauc openssl
 	kea-dhcp6-server radvd iputils-ping dnsmasq-base nftables"
 # a command each package gives (to tell what is missing without dpkg's view)
 TOOLS="qemu-system-x86_64 qemu-img mmdebstrap genimage grub-mkimage mcopy mkfs.vfat
 	mkfs.ext4 mksquashfs cpio xz gzip shellcheck tmux ruff rauc openssl
-	kea-dhcp6 radvd ping nsenter setsid dnsmasq nft"
+	kea-dhcp6 radvd ping nsenter setsid dnsmasq nft make gcc flex bison"
 
 missing_tools() {
 	for tool in $TOOLS; do command -v "$tool" >/dev/null || echo "$tool"; done
+	[ -e "/usr/src/linux-source-$KERNEL_SERIES.tar.xz" ] || echo "linux-source-$KERNEL_SERIES"
 	[ -e /usr/share/OVMF/OVMF_CODE.fd ] || [ -e /usr/share/OVMF/OVMF_CODE_4M.fd ] ||
 		echo "ovmf"
 	qemu-system-x86_64 --version 2>/dev/null | grep -Eq 'version (9|[1-9][0-9])\.' ||
