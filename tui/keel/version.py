@@ -31,7 +31,8 @@ def image_version(release: Path = RELEASE) -> str:
 # keel's versions: MAJOR.MINOR.PATCH, an optional -prerelease, an optional
 # +build (post-build.sh adds +g<commit>; the lab adds .next and the like after
 # it). Ordered as semantic versions: the build part never orders.
-VERSION = re.compile(r"(\d{1,9})\.(\d{1,9})\.(\d{1,9})(?:-([0-9A-Za-z.-]{1,64}))?(?:\+[\x21-\x7e]{0,128})?")
+VERSION = re.compile(r"(\d{1,9})\.(\d{1,9})\.(\d{1,9})(?:-([0-9A-Za-z.-]{1,64}))?"
+                     r"(?:\+[\x21-\x7e]{0,128})?")
 
 
 def version_key(version: str) -> tuple | None:
