@@ -121,6 +121,9 @@ def _copy(answer: BinaryIO, part: Path, length: int | None, most: int,
     with part.open("wb") as out:
         while chunk := answer.read(CHUNK):
             done += len(chunk)
+            if length is not None and done > length:
+                raise UpgradeError(f"the server sent more than the {length} bytes it said: "
+                                   "refused, nothing written")
             if done > most:
                 raise UpgradeError(f"the bundle passed {most >> 20} MiB (a bundle's bound, or "
                                    "/data's room): refused, nothing written")

@@ -30,8 +30,6 @@ SYSTEM_CONF = Path("/etc/rauc/system.conf")
 MODULES = ("loop", "dm_mod", "dm_verity")
 PROGRESS = re.compile(r"^\s*(\d{1,3})% (.*)$")
 INSTALL_TIMEOUT = 1800
-BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
-SYS_BLOCK = Path("/sys/class/block")
 # what `rauc mount` prints (RAUC >= 1.11; 1.8 too): where the bundle is
 MOUNTED = re.compile(r"^Mounted bundle at (/[\x21-\x7e]{1,200})$", re.M)
 MAX_MANIFEST = 64 * 1024
@@ -224,19 +222,6 @@ def slot_devices(bootname: str, conf: Path = SYSTEM_CONF) -> tuple[Path, ...]:
                  if (n == root or v.get("parent") == root) and v.get("device"))
 
 
-def bytes_written(devices: tuple[Path, ...], sys_block: Path = SYS_BLOCK) -> int | None:
-    """Bytes the kernel has written to these block devices since it booted
-    (/sys/class/block/*/stat, sectors of 512 bytes); None when unknown."""
-    total = 0
-    for device in devices:
-        try:
-            fields = (sys_block / Path(os.path.realpath(device)).name / "stat").read_text().split()
-            total += int(fields[6]) * 512
-        except (OSError, IndexError, ValueError):
-            return None
-    return total
-
-
 def install(path: str, progress: Callable[[int, str], None],
             written: Callable[[], int | None] = lambda: None, total: int = 0) -> None:
     """`rauc install`; progress(percent, RAUC's step) follows the bytes
@@ -247,7 +232,21 @@ def install(path: str, progress: Callable[[int, str], None],
     proc = subprocess.Popen(["rauc", "install", path], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
     assert proc.stdout is not None
-    fd, pending, last, step, rauc_percent, shown_ = proc.stdout.fileno(), b"", [], "", 0, None
+    fd, pending, last, step, rauc_percent = proc.stdout.fileno(), b"", [], "", 0
+    shown_: tuple[int, str] | None = None
+
+    def tell(before: tuple[int, str] | None, rauc_said: int, what: str
+             ) -> tuple[int, str] | None:
+        now = written()
+        if base is not None and now is not None and total > 0:
+            percent = min(99, max(0, now - base) * 100 // total)
+        else:
+            percent = min(99, rauc_said)
+        if what and (percent, what) != before:
+            progress(percent, what)
+            return percent, what
+        return before
+
     deadline = time.monotonic() + INSTALL_TIMEOUT
     while time.monotonic() < deadline:
         ready, _, _ = select.select([fd], [], [], 0.5)
@@ -256,20 +255,14 @@ def install(path: str, progress: Callable[[int, str], None],
             break
         pending += chunk
         *lines, pending = pending.split(b"\n")
-        for raw in lines:
+        for raw in lines:  # each of RAUC's steps is said, at the bytes' percent
             line = raw.decode("utf-8", "replace")
             if match := PROGRESS.match(line):
                 rauc_percent, step = min(100, int(match.group(1))), one_line(match.group(2), 60)
+                shown_ = tell(shown_, rauc_percent, step)
             elif line.strip():
                 last = [*last[-3:], line.strip()]
-        now = written()
-        if base is not None and now is not None and total > 0:
-            percent = min(99, (now - base) * 100 // total)
-        else:
-            percent = min(99, rauc_percent)
-        if step and (percent, step) != shown_:
-            shown_ = (percent, step)
-            progress(percent, step)
+        shown_ = tell(shown_, rauc_percent, step)
     else:
         proc.kill()
     if proc.wait(timeout=60) != 0:
@@ -291,19 +284,22 @@ def read_env() -> grubenv.BootEnv:
 
 
 def boot_id() -> str:
-    """This boot's id (the kernel's random boot_id): tells an earlier boot's record."""
-    try:
-        return BOOT_ID.read_text().strip()[:64]
-    except OSError:
-        return ""
+    from keel.system.console import boot_id as this_boot
+
+    return this_boot()
 
 
 def alive(pid: int) -> bool:
-    """A keel process `pid` runs (the one that started an install)."""
-    try:
-        return b"keel" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
+    """The keel process that started an install still runs."""
+    from keel.system.processes import keel_runs_as
+
+    return keel_runs_as(pid)
+
+
+def bytes_written(devices: tuple[Path, ...]) -> int | None:
+    from keel.system.blocks import bytes_written as written
+
+    return written(devices)
 
 
 def record_cut(records: Records) -> Outcome | None:
