@@ -231,21 +231,25 @@ class OlderBundle(FakeUpgrade):
 async def test_an_older_keel_is_installed_only_when_the_console_says_yes():
     """issue 37 item 4: the console asks "install an older keel?"."""
     for key, installed in (("n", False), ("y", True)):
-        fake = OlderBundle()
-        app = make_app()
-        async with app.run_test(size=(80, 24)) as pilot:
-            await opened(app, pilot, fake)
-            await install(pilot)
-            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-            assert "install an older keel?" in text_of(app)
-            await pilot.press(key)
-            await until(pilot, lambda: fake.answers != [])
-            assert fake.answers == [installed]
-            if installed:
-                await until(pilot, lambda: isinstance(app.screen, RebootScreen))
-            else:
-                await settle(pilot)
-                assert "older than the running 0.3.0: refused" in text_of(app)
+        await _older_keel_answered(key, installed)
+
+
+async def _older_keel_answered(key: str, installed: bool) -> None:
+    fake = OlderBundle()
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await opened(app, pilot, fake)
+        await install(pilot)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert "install an older keel?" in text_of(app)
+        await pilot.press(key)
+        await until(pilot, lambda: fake.answers != [])
+        assert fake.answers == [installed]
+        if installed:
+            await until(pilot, lambda: isinstance(app.screen, RebootScreen))
+        else:
+            await settle(pilot)
+            assert "older than the running 0.3.0: refused" in text_of(app)
 
 
 @asynctest

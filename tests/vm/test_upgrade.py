@@ -71,11 +71,12 @@ def lab(make_module_lab, tmp_path_factory):
 
 
 def status(edge: Guest) -> dict:
-    """keel upgrade status --json; less the gate's own line, which it writes
-    to the console (this serial line) when it decides, maybe amid the output."""
+    """keel upgrade status --json; less the gate's own lines (a trial's
+    outcome, an install cut by the last boot), which it writes to the console
+    (this serial line) when it decides, maybe amid the output."""
     out = edge.check("keel upgrade status --json", 60)
     return json.loads("\n".join(x for x in out.splitlines()
-                                if not x.startswith("keel: upgrade to ")))
+                                if not x.startswith(("keel: upgrade to ", "keel: install of "))))
 
 
 def slot_and_version(edge: Guest, version: bool = True) -> tuple[str, str]:

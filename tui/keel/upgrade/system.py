@@ -167,12 +167,12 @@ def check_payload(path: str, progress: Callable[[int, str], None]) -> int:
     image's size and sha256 compared with the manifest on the way. Costs one
     read of the payload. Returns the images' bytes; UpgradeError(CORRUPT)."""
     load_modules()
-    try:
-        out = rauc("mount", path, timeout=300)
-    except UpgradeError as err:
-        if UNTRUSTED_SAID.search(str(err)):
-            raise UpgradeError(UNTRUSTED) from None
-        raise
+    proc = _run(["rauc", "mount", path], 300)
+    out = proc.stdout + "\n" + proc.stderr  # the line is g_print's (stdout); either will do
+    if proc.returncode != 0:
+        if UNTRUSTED_SAID.search(out):
+            raise UpgradeError(UNTRUSTED)
+        raise UpgradeError(f"rauc mount: {said(proc.stderr + proc.stdout) or 'failed'}")
     match = MOUNTED.search(out)
     if match is None:
         raise UpgradeError(f"rauc mount said no mount point: {said(out) or 'nothing'}")
