@@ -27,7 +27,8 @@ if cmd == "info":
                       "version": conf["version"]}))
 elif cmd == "mount":
     print("rauc-Message: 00:00:00.000: Mounting bundle", file=sys.stderr)
-    print("Mounted bundle at " + conf["mount"])
+    # RAUC 1.13's words, as the upgrade lab saw them
+    print(f"Mounted bundle at {conf['mount']}. Use 'umount {conf['mount']}' to unmount.")
 elif cmd == "install":
     for line in conf.get("install_lines", []):
         print(line, flush=True)

@@ -105,6 +105,17 @@ def test_the_whole_payload_is_read_before_the_install(
     assert total == sum(len(d) for d in IMAGES.values())
 
 
+@pytest.mark.parametrize(("said", "where"), [
+    ("Mounted bundle at /run/rauc/mnt/bundle. Use 'umount /run/rauc/mnt/bundle' to unmount.",
+     "/run/rauc/mnt/bundle"),  # RAUC 1.13 (Debian), seen in the upgrade lab
+    ("Mounted bundle at /mnt/rauc/bundle", "/mnt/rauc/bundle"),  # RAUC's own tests
+    ("rauc-Message: x\nMounted bundle at /run/rauc/mnt/bundle.\n", "/run/rauc/mnt/bundle"),
+])
+def test_the_mount_point_rauc_prints_is_found(said: str, where: str) -> None:
+    match = system.MOUNTED.search(said)
+    assert match is not None and match.group(1) == where
+
+
 @pytest.mark.parametrize("text", ["[image.rootfs]\nfilename=../../etc/shadow\n",
                                   "[image.rootfs]\nfilename=x\nsize=-1\n",
                                   "[image.rootfs]\nfilename=x\nsha256=zz\n",
@@ -162,6 +173,7 @@ def test_bytes_written_reads_the_slot_devices_stat(tmp_path: Path) -> None:
 
 def test_slot_devices_come_from_system_conf() -> None:
     conf = Path(__file__).resolve().parents[3] / "overlay" / "etc" / "rauc" / "system.conf"
+    assert system.mount_prefix(conf) == Path("/run/rauc/mnt")
     assert system.slot_devices("B", conf) == (Path("/dev/disk/by-partlabel/keel-root-b"),
                                               Path("/dev/disk/by-partlabel/keel-boot-b"))
 

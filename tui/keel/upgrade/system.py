@@ -30,8 +30,9 @@ SYSTEM_CONF = Path("/etc/rauc/system.conf")
 MODULES = ("loop", "dm_mod", "dm_verity")
 PROGRESS = re.compile(r"^\s*(\d{1,3})% (.*)$")
 INSTALL_TIMEOUT = 1800
-# what `rauc mount` prints (RAUC >= 1.11; 1.8 too): where the bundle is
-MOUNTED = re.compile(r"^Mounted bundle at (/[\x21-\x7e]{1,200})$", re.M)
+# what `rauc mount` prints: where the bundle is (RAUC 1.13: "Mounted bundle
+# at /run/rauc/mnt/bundle. Use 'umount /run/rauc/mnt/bundle' to unmount.")
+MOUNTED = re.compile(r"^Mounted bundle at (/[\x21-\x7e]{1,200}?)\.?(?: |$)", re.M)
 MAX_MANIFEST = 64 * 1024
 CORRUPT = ("the bundle is corrupt (its contents do not match its signature): "
            "refused, nothing written")
@@ -174,7 +175,8 @@ def check_payload(path: str, progress: Callable[[int, str], None]) -> int:
             raise UpgradeError(UNTRUSTED)
         raise UpgradeError(f"rauc mount: {said(proc.stderr + proc.stdout) or 'failed'}")
     match = MOUNTED.search(out)
-    if match is None:
+    if match is None:  # not left mounted: RAUC mounts at <mountprefix>/bundle
+        _run(["umount", str(mount_prefix() / "bundle")], 60)
         raise UpgradeError(f"rauc mount said no mount point: {said(out) or 'nothing'}")
     where = Path(match.group(1))
     try:
@@ -203,6 +205,15 @@ def check_payload(path: str, progress: Callable[[int, str], None]) -> int:
         proc = _run(["umount", str(where)], 60)
         if proc.returncode != 0:
             raise UpgradeError(f"umount {where}: {said(proc.stderr) or 'failed'}")
+
+
+def mount_prefix(conf: Path = SYSTEM_CONF) -> Path:
+    """Where RAUC mounts bundles (system.conf's mountprefix, else RAUC's default)."""
+    try:
+        match = re.search(r"^mountprefix\s*=\s*(/\S+)\s*$", conf.read_text(), re.M)
+    except OSError:
+        match = None
+    return Path(match.group(1) if match else "/mnt/rauc")
 
 
 def slot_devices(bootname: str, conf: Path = SYSTEM_CONF) -> tuple[Path, ...]:
