@@ -343,8 +343,9 @@ class UpgradeScreen(Screen[None]):
                 self.say("not installed", "")
 
         self.app.push_screen(ConfirmScreen(
-            f"Install {one_line(target, 60)} into {into}?\nIts signature and compatible are "
-            "checked first. The running slot is not touched; a reboot follows."), answered)
+            f"Install {one_line(target, 60)} into {into}?\nIts signature, compatible, version "
+            "and every byte are checked first. The running slot is not touched; a reboot "
+            "follows."), answered)
 
     def _other_named(self) -> str:
         st = self.view.status if self.view else None
