@@ -125,6 +125,11 @@ def make(work: Path) -> Bundles:
     # refused: truncated
     data = (out / "good.raucb").read_bytes()
     (out / "truncated.raucb").write_bytes(data[: len(data) // 2])
+    # refused: one byte flipped in the middle of the payload (the signature
+    # covers the manifest and the verity root hash, so it still verifies)
+    flipped = bytearray(data)
+    flipped[len(data) // 2] ^= 0xFF
+    (out / "corrupt.raucb").write_bytes(bytes(flipped))
 
     disk = work / "bundles.ext4"
     size_mib = sum(f.stat().st_size for f in out.iterdir()) // (1 << 20) + 64

@@ -51,7 +51,7 @@ class FakeUpgrade:
     def read(self) -> UpgradeStatus:
         return self.status
 
-    def install(self, target, progress, say) -> Pending:
+    def install(self, target, progress, say, ask=None) -> Pending:
         self.installs.append(target)
         say(f"checking {target}: signature and compatible ...")
         if self.refuse:
@@ -211,6 +211,47 @@ async def test_a_refused_bundle_says_why_in_one_escaped_line_and_nothing_follows
         assert lines[at + 3] == ""
 
 
+class OlderBundle(FakeUpgrade):
+    """An install whose bundle holds an older keel: it asks (the flow's ask)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.answers: list[bool] = []
+
+    def install(self, target, progress, say, ask=None) -> Pending:
+        yes = ask("install an older keel? The bundle holds 0.2.0; this router runs 0.3.0.")
+        self.answers.append(yes)
+        if not yes:
+            raise system.UpgradeError("the bundle holds keel 0.2.0, older than the running "
+                                      "0.3.0: refused, nothing written")
+        return super().install(target, progress, say)
+
+
+@asynctest
+async def test_an_older_keel_is_installed_only_when_the_console_says_yes():
+    """issue 37 item 4: the console asks "install an older keel?"."""
+    for key, installed in (("n", False), ("y", True)):
+        await _older_keel_answered(key, installed)
+
+
+async def _older_keel_answered(key: str, installed: bool) -> None:
+    fake = OlderBundle()
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await opened(app, pilot, fake)
+        await install(pilot)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert "install an older keel?" in text_of(app)
+        await pilot.press(key)
+        await until(pilot, lambda: fake.answers != [])
+        assert fake.answers == [installed]
+        if installed:
+            await until(pilot, lambda: isinstance(app.screen, RebootScreen))
+        else:
+            await settle(pilot)
+            assert "older than the running 0.3.0: refused" in text_of(app)
+
+
 @asynctest
 async def test_a_target_that_is_no_bundle_is_refused_as_typed():
     fake = FakeUpgrade()
@@ -220,7 +261,7 @@ async def test_a_target_that_is_no_bundle_is_refused_as_typed():
         await pilot.press("i", *"ftp://updates.example/k.raucb", "enter")
         await pilot.pause()
         assert app.screen is screen
-        assert "ftp:// is not http:// or https://" in text_of(app)
+        assert "ftp:// is not https://" in text_of(app)
         field = screen.query_one("#upgrade-target", Input)
         field.value = ""
         # a paste with control characters never enters the box (drawn as it is)
@@ -293,7 +334,10 @@ async def test_the_default_install_is_keel_upgrade_s_own_steps(monkeypatch, tmp_
                         lambda path: system.BundleInfo("other-board", "0.4.0"))
     monkeypatch.setattr(system, "compatible", lambda: "keel-x86_64")
     monkeypatch.setattr(system, "sessions", lambda: (("key", "hub"),))
-    monkeypatch.setattr(system, "install", lambda path, progress: calls.append(path))
+    monkeypatch.setattr(system, "check_payload", lambda path, progress: 100)
+    monkeypatch.setattr(system, "slot_devices", lambda name: ())
+    monkeypatch.setattr(system, "install",
+                        lambda path, progress, written=None, total=0: calls.append(path))
     reboots = []
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:

@@ -1,5 +1,5 @@
 """`keel upgrade FILE|URL`: the target as typed or pasted is a .raucb path or
-an http(s) URL, strictly; anything else is a TargetError whose message is
+an https URL (plain http refused), strictly; anything else is a TargetError whose message is
 printable ASCII (what was refused shown escaped, never raw on the terminal)."""
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ def refusal(text: str) -> str:
     "x.raucb",
     "./keel-0.4.0+g1a2b3c4.raucb",
     "/data/keel/bundles/keel_0.4.0-rc1.raucb",
-    "http://10.0.0.1/keel.raucb",
-    "http://[fd00::1]:8080/b/keel.raucb",
+    "https://10.0.0.1/keel.raucb",
+    "https://[fd00::1]:8443/b/keel.raucb",
     "https://updates.example.com/keel/0.4.0/keel-x86_64.raucb",
     "https://example.com/bundle?version=0.4.0&arch=x86_64",  # a URL need not end in .raucb
     "/" + "d" * (MAX_TARGET - 7) + ".raucb",  # as long as allowed
@@ -66,16 +66,25 @@ def test_spaces_are_refused_by_name(target: str) -> None:
 
 
 @pytest.mark.parametrize(("target", "message"), [
-    ("file:///tmp/x.raucb", "file:// is not http:// or https://"),
-    ("ftp://example.com/x.raucb", "ftp:// is not http:// or https://"),
-    ("casync://example.com/x.raucb", "casync:// is not http:// or https://"),
-    ("HTTP://example.com/x.raucb", "HTTP:// is not http:// or https://"),
-    ("://example.com/x.raucb", ":// is not http:// or https://"),
-    ("/tmp/a://b.raucb", "/tmp/a:// is not http:// or https://"),
+    ("file:///tmp/x.raucb", "file:// is not https://"),
+    ("ftp://example.com/x.raucb", "ftp:// is not https://"),
+    ("casync://example.com/x.raucb", "casync:// is not https://"),
+    ("HTTP://example.com/x.raucb", "HTTP:// is not https://"),
+    ("://example.com/x.raucb", ":// is not https://"),
+    ("/tmp/a://b.raucb", "/tmp/a:// is not https://"),
     ("x\\y://z", "x\\\\y:// is not"),  # a backslash shown doubled, unambiguous
 ])
 def test_other_schemes_are_refused(target: str, message: str) -> None:
     assert message in refusal(target)
+
+
+@pytest.mark.parametrize("target", ["http://10.0.0.1/keel.raucb",
+                                    "http://[fd00::1]:8080/b/keel.raucb",
+                                    "http://updates.example.com/keel.raucb"])
+def test_plain_http_is_refused_by_name(target: str) -> None:
+    """issue 37 item 4: someone on the path could hand over another bundle."""
+    message = refusal(target)
+    assert "plain http:// is refused" in message and "https://" in message
 
 
 @pytest.mark.parametrize(("target", "message"), [
@@ -128,7 +137,7 @@ def test_any_text_is_accepted_unchanged_or_refused_in_ascii(text: str) -> None:
     assert accepted == text
     assert 1 <= len(text) <= MAX_TARGET
     assert all(33 <= ord(c) < 127 for c in text)
-    assert text.startswith(("http://", "https://")) or text.endswith(".raucb")
+    assert text.startswith("https://") or text.endswith(".raucb")
 
 
 def test_a_tunnel_wait_out_of_range_stops_before_anything_is_read(capsys, monkeypatch) -> None:

@@ -194,13 +194,15 @@ def check_boot(record: BootRecord | None) -> list[Check]:
 
 def check_upgrade(status: UpgradeStatus | None) -> list[Check]:
     """The slots (keel upgrade status) and how the last upgrade ended: a
-    rollback by the health gate is said in one line."""
+    rollback by the health gate, or an install that failed or was cut, is
+    said in one line; a slot that holds no usable keel is not [ok]."""
     if status is None:
         return []
     data = status.as_dict()
     slots = "; ".join(s.line() for s in status.slots)
     found = []
-    if status.last is not None and status.last.result == "rolled back":
+    if status.last is not None and (status.last.result == "rolled back"
+                                    or status.last.install_broke):
         found.append(Check("upgrade", "last upgrade", WARN, status.last.line(), data))
     elif status.last is not None:
         found.append(Check("upgrade", "last upgrade", OK, status.last.line(), data))
@@ -208,8 +210,14 @@ def check_upgrade(status: UpgradeStatus | None) -> list[Check]:
         found.append(Check("upgrade", "trial", WARN,
                            f"{status.pending.to_version} in slot {status.pending.to_slot} is on "
                            "trial: kept after its first healthy boot", data))
+    unusable = [s.name for s in status.slots if s.state in ("bad", "?")
+                or (s.state == "empty" and status.last is not None
+                    and status.last.install_broke and status.last.slot == s.name)]
     if status.problem:
         found.append(Check("upgrade", "slots", WARN, f"{slots} ({status.problem})", data))
+    elif unusable:
+        found.append(Check("upgrade", "slots", WARN,
+                           f"{slots} (slot {', '.join(unusable)} holds no usable keel)", data))
     else:
         found.append(Check("upgrade", "slots", OK, slots, data))
     return found

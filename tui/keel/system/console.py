@@ -10,6 +10,7 @@ from pathlib import Path
 CONSOLE = Path("/dev/console")
 UPTIME = Path("/proc/uptime")
 CMDLINE = Path("/proc/cmdline")
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 TTY1 = "/dev/tty1"
 TTY1_FAILURES = Path("/run/keel/tty1-failures")  # failed UI starts in a row
 
@@ -44,6 +45,15 @@ def say(line: str) -> None:
 def uptime() -> float:
     """Seconds since the kernel started."""
     return float(UPTIME.read_text().split()[0])
+
+
+def boot_id() -> str:
+    """This boot's id (the kernel's random boot_id), "" when unreadable: tells
+    a record left by an earlier boot from one of this boot."""
+    try:
+        return BOOT_ID.read_text().strip()[:64]
+    except OSError:
+        return ""
 
 
 def cmdline() -> str:

@@ -14,6 +14,16 @@ def pid_alive(pid: int) -> bool:
     return Path(f"{PROC}/{pid}").exists()
 
 
+def keel_runs_as(pid: int, proc: Path = Path(PROC)) -> bool:
+    """Process `pid` runs and is a keel command (`keel upgrade`, the console
+    UI): a pid taken over by another program does not count."""
+    try:
+        argv = (proc / str(pid) / "cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return any(os.path.basename(a.decode(errors="replace")) == "keel" for a in argv)
+
+
 def pidfile_pid(pidfile: str) -> int | None:
     """The pid a daemon wrote, or None (no file, not a number)."""
     try:

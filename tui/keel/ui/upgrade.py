@@ -1,7 +1,8 @@
 """The upgrade screen ([u] on the dashboard): keel's two slots (version,
 state, which one booted, which one boots next), the trial waiting for its
 first healthy boot and how the last upgrade ended; [i] installs a signed
-bundle from a path or an http(s) URL into the slot not running, [b] boots
+bundle from a path or an https URL into the slot not running (an older keel
+only when the user says yes to "install an older keel?"), [b] boots
 the other slot again. Either ends in a reboot countdown ([enter] now, any
 other key cancels).
 
@@ -12,6 +13,7 @@ injectable (UpgradeScreen's arguments); by default the real ones."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,7 +39,7 @@ from keel.upgrade.record import Pending
 from keel.upgrade.slots import SlotView, UpgradeStatus
 
 ReadStatus = Callable[[], UpgradeStatus]
-Install = Callable[[str, flow.Progress, flow.Say], Pending]
+Install = Callable[[str, flow.Progress, flow.Say, flow.Ask], Pending]
 RollBack = Callable[[], SlotView]
 Reboot = Callable[[], None]
 
@@ -52,8 +54,9 @@ def read_status() -> UpgradeStatus:
     return system.read_status()
 
 
-def install_bundle(target: str, progress: flow.Progress, say: flow.Say) -> Pending:
-    return flow.install_bundle(target, progress, say)
+def install_bundle(target: str, progress: flow.Progress, say: flow.Say,
+                   ask: flow.Ask) -> Pending:
+    return flow.install_bundle(target, progress, say, allow_downgrade=ask)
 
 
 def roll_back() -> SlotView:
@@ -88,6 +91,17 @@ class InstallProgress(Message, bubble=False):
     def __init__(self, percent: int | None, what: str) -> None:
         super().__init__()
         self.percent, self.what = percent, what
+
+
+class AskDowngrade(Message, bubble=False):
+    """The install's worker asks (install an older keel?) and waits for
+    `answer` to be set: True to go on."""
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+        self.answered = threading.Event()
+        self.answer = False
 
 
 class StepDone(Message, bubble=False):
@@ -139,6 +153,9 @@ def status_lines(view: StatusView | None, width: int = 78) -> list[Text]:
         return [row("error", f"cannot read the slots: {view.error}", width, "bold red")]
     st = view.status
     lines = [slot_line(slot) for slot in st.slots]
+    if st.installing is not None:
+        lines.append(row("install", f"keel {st.installing.to_version} is being written into "
+                                    f"slot {st.installing.to_slot}", width, "yellow"))
     if st.booted is None:
         lines.append(row("booted", "? (no rauc.slot= at boot: not an A/B boot)", width,
                          "yellow"))
@@ -149,7 +166,8 @@ def status_lines(view: StatusView | None, width: int = 78) -> list[Text]:
     else:
         lines.append(row("trial", "none", width, "dim"))
     if st.last is not None:
-        lines.append(row("last", st.last.line(), width))
+        lines.append(row("last", st.last.line(), width,
+                         "bold red" if st.last.install_broke else ""))
     else:
         lines.append(row("last", "no upgrade yet", width, "dim"))
     if st.problem:
@@ -239,7 +257,7 @@ class UpgradeScreen(Screen[None]):
         console = self.ascii_console
         yield frame(LinesPanel(id="upgrade-slots"), "SLOTS", console=console)
         with Frame("INSTALL", console=console, id="upgrade-install"):
-            yield TargetInput(placeholder="bundle path (.raucb) or http(s) URL, [enter]",
+            yield TargetInput(placeholder="bundle path (.raucb) or https URL, [enter]",
                               id="upgrade-target")
             yield LinesPanel(id="upgrade-progress")
         yield LinesPanel(id="upgrade-said")
@@ -297,7 +315,7 @@ class UpgradeScreen(Screen[None]):
         field = self.query_one("#upgrade-target", Input)
         field.display = True
         field.focus()
-        self.say("a bundle's path or http(s) URL, [enter] to install it ([esc] back)", "")
+        self.say("a bundle's path or https URL, [enter] to install it ([esc] back)", "")
 
     def _hide_input(self) -> None:
         field = self.query_one("#upgrade-target", Input)
@@ -325,8 +343,9 @@ class UpgradeScreen(Screen[None]):
                 self.say("not installed", "")
 
         self.app.push_screen(ConfirmScreen(
-            f"Install {one_line(target, 60)} into {into}?\nIts signature and compatible are "
-            "checked first. The running slot is not touched; a reboot follows."), answered)
+            f"Install {one_line(target, 60)} into {into}?\nIts signature, compatible, version "
+            "and every byte are checked first. The running slot is not touched; a reboot "
+            "follows."), answered)
 
     def _other_named(self) -> str:
         st = self.view.status if self.view else None
@@ -352,14 +371,27 @@ class UpgradeScreen(Screen[None]):
         def say(line: str) -> None:
             self.post_message(InstallProgress(None, line))
 
+        def ask(question: str) -> bool:
+            message = AskDowngrade(question)
+            self.post_message(message)
+            message.answered.wait(600)  # the screen gone: no answer, no
+            return message.answer
+
         try:
-            pending = self.install(target, progress, say)
+            pending = self.install(target, progress, say, ask)
         except Exception as err:
             self.post_message(StepDone("install", "", reason(err)))
             return
         self.post_message(StepDone(
             "install", f"keel {one_line(pending.to_version, 30)} is in slot {pending.to_slot}: "
                        f"kept if healthy, else slot {pending.from_slot} again"))
+
+    def on_ask_downgrade(self, message: AskDowngrade) -> None:
+        def answered(yes: bool | None) -> None:
+            message.answer = bool(yes)
+            message.answered.set()
+
+        self.app.push_screen(ConfirmScreen(one_line(message.question, 200)), answered)
 
     def on_install_progress(self, message: InstallProgress) -> None:
         if message.percent is not None:  # keel's own steps leave the bar where it was

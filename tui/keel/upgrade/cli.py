@@ -1,7 +1,8 @@
 """`keel upgrade`: install a signed bundle into the other slot, see the slots,
 go back to the other slot. Registered by keel.cli through add_upgrade_command.
 
-    keel upgrade FILE|URL [--reboot]   verify, install into the other slot, reboot
+    keel upgrade FILE|URL [--reboot] [--allow-downgrade]
+                                       verify, install into the other slot, reboot
     keel upgrade status [--json]       slots, versions, which booted, the last outcome
     keel upgrade rollback [--reboot]   boot the other slot again
 """
@@ -36,8 +37,9 @@ def _named(char: str) -> str:
 
 
 def check_target(text: str) -> str:
-    """A bundle's path or http(s) URL, as typed or pasted: strict (printable
-    ASCII, no spaces, bounded), or TargetError naming what is wrong."""
+    """A bundle's path or https URL, as typed or pasted: strict (printable
+    ASCII, no spaces, bounded), or TargetError naming what is wrong. Plain
+    http is refused: anyone on the path could hand over another bundle."""
     if not text or len(text) > MAX_TARGET:
         raise TargetError(f"a bundle path or URL of 1 to {MAX_TARGET} characters")
     bad = next((c for c in text if not (33 <= ord(c) < 127)), None)
@@ -47,8 +49,11 @@ def check_target(text: str) -> str:
         raise TargetError(f"{shown(text)} starts with '-': write ./{shown(text)}")
     if "://" in text:
         scheme, _, rest = text.partition("://")
-        if scheme not in ("http", "https"):
-            raise TargetError(f"{shown(scheme)}:// is not http:// or https://")
+        if scheme == "http":
+            raise TargetError("plain http:// is refused (anyone on the path could swap the "
+                              "bundle): use https://")
+        if scheme != "https":
+            raise TargetError(f"{shown(scheme)}:// is not https://")
         if not rest.split("/", 1)[0]:
             raise TargetError(f"{shown(text)} names no host")
         return text
@@ -67,6 +72,9 @@ def add_upgrade_command(subparsers) -> None:
     p.add_argument("target", metavar="FILE|URL|status|rollback")
     p.add_argument("--reboot", action="store_true", help="reboot without asking")
     p.add_argument("--json", action="store_true", help="status as JSON")
+    p.add_argument("--allow-downgrade", action="store_true",
+                   help="install a bundle whose keel is older than the running one "
+                        "(or whose version cannot be ordered)")
     low, high = UPGRADE_HANDSHAKE_WAIT_RANGE_S
     p.add_argument("--tunnel-wait", type=int, default=UPGRADE_HANDSHAKE_WAIT_S, metavar="S",
                    help=f"seconds the new slot has, from its kernel's start, to bring back "
@@ -88,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
             from keel.upgrade.gate import run_gate
 
             return run_gate(say, reboot)
-        return upgrade(check_target(args.target), args.reboot, args.tunnel_wait)
+        return upgrade(check_target(args.target), args.reboot, args.tunnel_wait,
+                       getattr(args, "allow_downgrade", False))
     except (UpgradeError, TargetError) as err:
         print(f"keel upgrade: {err}", file=sys.stderr)
         return 1
@@ -104,6 +113,11 @@ def status(as_json: bool) -> int:
     # versions and reasons come from bundles and /data: shown escaped
     for slot in st.slots:
         print(shown(slot.line()))
+    if st.installing is not None:
+        from keel.upgrade.record import when
+
+        print(shown(f"installing: {st.installing.to_version} into slot "
+                    f"{st.installing.to_slot} since {when(st.installing.at)}"))
     if st.pending is not None:
         print(shown(f"pending: {st.pending.to_version} in slot {st.pending.to_slot}, "
                     "kept after its first healthy boot"))
@@ -125,7 +139,7 @@ def _ask(question: str) -> bool:
 
 def _progress_printer() -> Callable[[int, str], None]:
     tty = sys.stdout.isatty()
-    last = [-1]
+    last: list[tuple[int, str] | None] = [None]
 
     def show(percent: int, what: str) -> None:
         if tty:
@@ -133,14 +147,15 @@ def _progress_printer() -> Callable[[int, str], None]:
             print(f"\r[{bar:<30}] {percent:3d}% {what[:30]:<30}", end="", flush=True)
             if percent >= 100:
                 print()
-        elif percent != last[0]:
+        elif (percent, what) != last[0]:  # a new step is said even at the same percent
             print(f"{percent:3d}% {what}", flush=True)
-        last[0] = percent
+        last[0] = (percent, what)
 
     return show
 
 
-def upgrade(target: str, reboot: bool, tunnel_wait: int = UPGRADE_HANDSHAKE_WAIT_S) -> int:
+def upgrade(target: str, reboot: bool, tunnel_wait: int = UPGRADE_HANDSHAKE_WAIT_S,
+            allow_downgrade: bool = False) -> int:
     from keel.upgrade.flow import install_bundle
     from keel.upgrade.record import check_tunnel_wait
 
@@ -149,7 +164,7 @@ def upgrade(target: str, reboot: bool, tunnel_wait: int = UPGRADE_HANDSHAKE_WAIT
     except ValueError as err:
         raise TargetError(f"--tunnel-wait {tunnel_wait}: {err}") from None
     pending = install_bundle(target, _progress_printer(), lambda line: print(line, flush=True),
-                             tunnel_wait)
+                             tunnel_wait, allow_downgrade)
     peers = ", ".join(n for _, n in pending.peers) or "no tunnel peers"
     back = f"{peers} to come back within {pending.tunnel_wait} s" if pending.peers else peers
     print(shown(f"installed. The next boot starts slot {pending.to_slot}; keel keeps it once "

@@ -139,6 +139,8 @@ def run_gate(say: Callable[[str], None], reboot: Callable[[], None],
     from keel.version import image_version
 
     records.note_version(booted, image_version())
+    if cut := system.record_cut(records):  # an install the last boot did not finish
+        say(shown(f"keel: {cut.line()}"))
     pending = records.pending()
     if pending is not None and pending.to_slot != booted:
         outcome = fell_back(pending, booted, records.last())

@@ -4,12 +4,17 @@ versions read it): the trial in progress, and how the last one ended.
   /data/keel/upgrade/pending.json   written by `keel upgrade` before the reboot
   /data/keel/upgrade/last.json      the last outcome, for status, doctor and UI
   /data/keel/upgrade/versions.json  the version each slot ran at its last boot
+  /data/keel/upgrade/install.json   an install under way: written before
+                                    `rauc install` starts, removed when it ends
+                                    (its failure goes to last.json); found from
+                                    an earlier boot or a process gone, it was cut
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +26,11 @@ DIR = Path("/data/keel/upgrade")
 PENDING = "pending.json"
 LAST = "last.json"
 VERSIONS = "versions.json"
+INSTALL = "install.json"
 MAX_TEXT = 200
+# Outcome.result of an install that never finished: RAUC failed, or the
+# install was cut (power, reset, killed); the slot it wrote holds no keel
+INSTALL_FAILED, INSTALL_CUT = "install failed", "install cut"
 
 
 def _text(value: Any, name: str) -> str:
@@ -72,13 +81,25 @@ def check_tunnel_wait(value: Any) -> int:
 class Outcome:
     """How the last upgrade (or rollback) ended, in one line for people."""
 
-    result: str  # "kept", "rolled back", "rollback" (asked for by the user)
-    slot: str  # the slot running after it
+    # "kept", "rolled back", "rollback" (asked for by the user), or
+    # INSTALL_FAILED / INSTALL_CUT (slot: the one written, now unusable)
+    result: str
+    slot: str  # the slot running after it (an install's: the slot it wrote)
     version: str  # the version tried (kept or rolled back), or rolled back to
     reason: str = ""
     at: float = field(default_factory=time.time)
 
+    @property
+    def install_broke(self) -> bool:
+        """An install that never finished: its slot holds no usable keel."""
+        return self.result in (INSTALL_FAILED, INSTALL_CUT)
+
     def line(self) -> str:
+        if self.install_broke:
+            how = "failed" if self.result == INSTALL_FAILED else "was cut"
+            why = f": {self.reason}" if self.reason else ""
+            return (f"install of {self.version} into slot {self.slot} {how} at "
+                    f"{when(self.at)}{why}; slot {self.slot} holds no usable keel")
         if self.result == "kept":
             return f"upgrade to {self.version} kept (slot {self.slot})"
         if self.result == "rolled back":
@@ -90,6 +111,42 @@ class Outcome:
         return cls(_text(data["result"], "result"), _text(data["slot"], "slot"),
                    _text(data["version"], "version"), _text(data.get("reason", ""), "reason"),
                    float(data.get("at", 0)))
+
+
+def when(at: float) -> str:
+    """A record's time for people: UTC, to the second."""
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
+
+
+@dataclass(frozen=True)
+class Installing:
+    """An install under way: what `rauc install` writes into `to_slot`, and
+    which process on which boot runs it (to tell a cut one from a live one)."""
+
+    from_slot: str
+    to_slot: str
+    to_version: str
+    boot_id: str  # /proc/sys/kernel/random/boot_id of the boot it ran on
+    pid: int
+    at: float = field(default_factory=time.time)
+
+    def cut(self, boot_id: str, alive: Callable[[int], bool]) -> Outcome | None:
+        """Its outcome when it can no longer be running (an earlier boot, or
+        its process gone): cut; None while it may still run."""
+        if boot_id == self.boot_id and alive(self.pid):
+            return None
+        reason = ("the router restarted during it" if boot_id != self.boot_id
+                  else "keel upgrade stopped during it")
+        return Outcome(INSTALL_CUT, self.to_slot, self.to_version, reason, self.at)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Installing:
+        pid = data["pid"]
+        if isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid < 1 << 22:
+            raise ValueError("pid is not a process id")
+        return cls(_text(data["from_slot"], "from_slot"), _text(data["to_slot"], "to_slot"),
+                   _text(data["to_version"], "to_version"), _text(data["boot_id"], "boot_id"),
+                   pid, float(data["at"]))
 
 
 class Records:
@@ -129,6 +186,19 @@ class Records:
 
     def set_last(self, outcome: Outcome) -> None:
         self._write(LAST, asdict(outcome))
+
+    def installing(self) -> Installing | None:
+        data = self._read(INSTALL)
+        try:
+            return None if data is None else Installing.from_dict(data)
+        except (KeyError, ValueError, TypeError, OverflowError):
+            return None
+
+    def set_installing(self, installing: Installing) -> None:
+        self._write(INSTALL, asdict(installing))
+
+    def clear_installing(self) -> None:
+        (self.dir / INSTALL).unlink(missing_ok=True)
 
     def versions(self) -> dict[str, str]:
         """The version each slot ran when it last booted (the slot as

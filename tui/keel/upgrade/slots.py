@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 
 from keel.upgrade.grubenv import BootEnv
-from keel.upgrade.record import Outcome, Pending
+from keel.upgrade.record import Installing, Outcome, Pending
 
 SLOT_ROOTS = {"A": "rootfs.0", "B": "rootfs.1"}
 MAX_JSON = 256 * 1024
@@ -23,7 +23,9 @@ class SlotView:
     name: str  # A or B
     version: str  # "" when unknown (empty, or never installed by RAUC)
     booted: bool
-    state: str  # "good", "trying", "new" (installed, not booted yet), "bad", "empty"
+    # "good", "trying", "new" (installed, not booted yet), "bad", "empty"
+    # (never written, or an install into it failed or was cut), "writing"
+    state: str
     next_boot: bool
 
     def line(self) -> str:
@@ -40,6 +42,7 @@ class UpgradeStatus:
     pending: Pending | None
     last: Outcome | None
     problem: str = ""  # why part of the picture is missing (grubenv, rauc)
+    installing: Installing | None = None  # an install running now
 
     def as_dict(self) -> dict:
         return {
@@ -52,6 +55,9 @@ class UpgradeStatus:
                 "result": self.last.result, "version": self.last.version,
                 "reason": self.last.reason, "line": self.last.line(), "at": self.last.at},
             "problem": self.problem,
+            "installing": None if self.installing is None else {
+                "to_slot": self.installing.to_slot, "to_version": self.installing.to_version,
+                "at": self.installing.at},
         }
 
     def other(self) -> SlotView | None:
@@ -97,14 +103,23 @@ def booted_slot(cmdline: str) -> str | None:
 
 def build(booted: str | None, env: BootEnv | None, versions: dict[str, str],
           running_version: str, pending: Pending | None, last: Outcome | None,
-          problem: str = "") -> UpgradeStatus:
+          problem: str = "", installing: Installing | None = None) -> UpgradeStatus:
+    """`last` is the last outcome with a cut install already turned into one
+    (keel.upgrade.record.Installing.cut): a slot whose install failed or was
+    cut is "empty" (RAUC marked it bad; what it held before is overwritten)."""
     nxt = env.next_boot() if env else None
     views = []
     for name in SLOT_ROOTS:
         version = running_version if name == booted else versions.get(name, "")
         boot = env.slots[name] if env else None
-        if pending is not None and pending.to_slot == name and name != booted:
+        broken = (last is not None and last.install_broke and last.slot == name
+                  and name != booted)
+        if installing is not None and installing.to_slot == name and name != booted:
+            version, state = "", "writing"
+        elif pending is not None and pending.to_slot == name and name != booted:
             state = "new"
+        elif broken:
+            version, state = "", "empty"
         elif name == booted and boot is not None and boot.ok:
             state = "good" if boot.tries == 0 else "trying"
         elif boot is None:
@@ -116,4 +131,4 @@ def build(booted: str | None, env: BootEnv | None, versions: dict[str, str],
         else:
             state = "empty"
         views.append(SlotView(name, version, name == booted, state, name == nxt))
-    return UpgradeStatus(booted, tuple(views), pending, last, problem)
+    return UpgradeStatus(booted, tuple(views), pending, last, problem, installing)

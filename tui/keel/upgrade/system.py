@@ -4,8 +4,13 @@ here is reached through a shell: argv lists only."""
 
 from __future__ import annotations
 
+import configparser
+import errno
+import hashlib
 import json
+import os
 import re
+import select
 import subprocess
 import time
 from collections.abc import Callable
@@ -15,7 +20,7 @@ from pathlib import Path
 from keel.system.console import cmdline
 from keel.thresholds import HANDSHAKE_STALE_S
 from keel.upgrade import grubenv, slots
-from keel.upgrade.record import Records
+from keel.upgrade.record import Outcome, Records
 from keel.version import image_version
 
 GRUBENV = Path("/boot/EFI/BOOT/grubenv")
@@ -25,6 +30,18 @@ SYSTEM_CONF = Path("/etc/rauc/system.conf")
 MODULES = ("loop", "dm_mod", "dm_verity")
 PROGRESS = re.compile(r"^\s*(\d{1,3})% (.*)$")
 INSTALL_TIMEOUT = 1800
+# what `rauc mount` prints: where the bundle is (RAUC 1.13: "Mounted bundle
+# at /run/rauc/mnt/bundle. Use 'umount /run/rauc/mnt/bundle' to unmount.")
+MOUNTED = re.compile(r"^Mounted bundle at (/[\x21-\x7e]{1,200}?)\.?(?: |$)", re.M)
+MAX_MANIFEST = 64 * 1024
+CORRUPT = ("the bundle is corrupt (its contents do not match its signature): "
+           "refused, nothing written")
+UNTRUSTED = ("the bundle is not signed by a key this router trusts (its signature does not "
+             "verify against /etc/rauc/keyring.pem): refused, nothing written")
+# OpenSSL's words (through RAUC) for a signer the keyring does not hold
+UNTRUSTED_SAID = re.compile(r"self[- ]signed certificate|unable to get local issuer|"
+                            r"unable to get issuer certificate|certificate signature failure",
+                            re.I)
 
 
 class UpgradeError(RuntimeError):
@@ -90,9 +107,15 @@ class BundleInfo:
 
 def bundle_info(path: str) -> BundleInfo:
     """The bundle's compatible and version, its signature checked against the
-    image's keyring (rauc info refuses a bad signature or a damaged file)."""
+    image's keyring (rauc info refuses a bad signature or a damaged file;
+    a signer the keyring does not hold is said as UNTRUSTED)."""
     load_modules()
-    text = rauc("info", "--output-format=json", path, timeout=300)
+    try:
+        text = rauc("info", "--output-format=json", path, timeout=300)
+    except UpgradeError as err:
+        if UNTRUSTED_SAID.search(str(err)):
+            raise UpgradeError(UNTRUSTED) from None
+        raise
     try:
         data = json.loads(text)
         return BundleInfo(str(data["compatible"])[:64], str(data["version"])[:64])
@@ -100,21 +123,163 @@ def bundle_info(path: str) -> BundleInfo:
         raise UpgradeError("rauc info printed no compatible and version") from None
 
 
-def install(path: str, progress: Callable[[int, str], None]) -> None:
-    """`rauc install`, its progress lines passed on; UpgradeError when it fails."""
+@dataclass(frozen=True)
+class Image:
+    """One image of a bundle as its signed manifest names it."""
+
+    filename: str
+    size: int | None
+    sha256: str | None
+
+
+def manifest_images(text: str) -> list[Image]:
+    """The [image.*] sections of a bundle's manifest.raucm (signed: from the
+    mounted bundle), strictly: a plain file name, a size, a sha256."""
+    if len(text) > MAX_MANIFEST:
+        raise UpgradeError("the bundle's manifest is too long")
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        raise UpgradeError("the bundle's manifest cannot be read") from None
+    images = []
+    for section in parser.sections():
+        if not section.startswith("image."):
+            continue
+        name = parser.get(section, "filename", fallback="")
+        size = parser.get(section, "size", fallback=None)
+        digest = parser.get(section, "sha256", fallback=None)
+        if not re.fullmatch(r"[\w.+-]{1,100}", name) or name.startswith("."):
+            raise UpgradeError(f"the bundle's manifest names an odd image file in [{section}]")
+        if size is not None and not re.fullmatch(r"\d{1,15}", size):
+            raise UpgradeError(f"the bundle's manifest has an odd size in [{section}]")
+        if digest is not None and not re.fullmatch(r"[0-9a-f]{64}", digest):
+            raise UpgradeError(f"the bundle's manifest has an odd sha256 in [{section}]")
+        images.append(Image(name, None if size is None else int(size), digest))
+    if not images:
+        raise UpgradeError("the bundle's manifest names no image")
+    return images
+
+
+def check_payload(path: str, progress: Callable[[int, str], None]) -> int:
+    """Every byte of the bundle's images read through dm-verity (`rauc mount`:
+    the signature checked again, the data mounted under the verity root hash
+    it signs): a changed block is EIO here, before anything is written. Each
+    image's size and sha256 compared with the manifest on the way. Costs one
+    read of the payload. Returns the images' bytes; UpgradeError(CORRUPT)."""
     load_modules()
+    proc = _run(["rauc", "mount", path], 300)
+    out = proc.stdout + "\n" + proc.stderr  # the line is g_print's (stdout); either will do
+    if proc.returncode != 0:
+        if UNTRUSTED_SAID.search(out):
+            raise UpgradeError(UNTRUSTED)
+        raise UpgradeError(f"rauc mount: {said(proc.stderr + proc.stdout) or 'failed'}")
+    match = MOUNTED.search(out)
+    if match is None:  # not left mounted: RAUC mounts at <mountprefix>/bundle
+        _run(["umount", str(mount_prefix() / "bundle")], 60)
+        raise UpgradeError(f"rauc mount said no mount point: {said(out) or 'nothing'}")
+    where = Path(match.group(1))
+    try:
+        manifest = (where / "manifest.raucm").read_bytes()[:MAX_MANIFEST + 1]
+        images = manifest_images(manifest.decode("utf-8", "replace"))
+        sizes = [(where / i.filename).stat().st_size for i in images]
+        total = sum(sizes) or 1
+        done = 0
+        for image, size in zip(images, sizes, strict=True):
+            if image.size is not None and size != image.size:
+                raise UpgradeError(CORRUPT)
+            digest = hashlib.sha256()
+            with (where / image.filename).open("rb", buffering=0) as f:
+                while chunk := f.read(1 << 20):
+                    digest.update(chunk)
+                    done += len(chunk)
+                    progress(min(100, done * 100 // total), f"checking {image.filename}")
+            if image.sha256 is not None and digest.hexdigest() != image.sha256:
+                raise UpgradeError(CORRUPT)
+        return total
+    except OSError as err:
+        if err.errno == errno.EIO:
+            raise UpgradeError(CORRUPT) from None
+        raise UpgradeError(f"cannot read the mounted bundle: {err.strerror or err}") from None
+    finally:
+        proc = _run(["umount", str(where)], 60)
+        if proc.returncode != 0:
+            raise UpgradeError(f"umount {where}: {said(proc.stderr) or 'failed'}")
+
+
+def mount_prefix(conf: Path = SYSTEM_CONF) -> Path:
+    """Where RAUC mounts bundles (system.conf's mountprefix, else RAUC's default)."""
+    try:
+        match = re.search(r"^mountprefix\s*=\s*(/\S+)\s*$", conf.read_text(), re.M)
+    except OSError:
+        match = None
+    return Path(match.group(1) if match else "/mnt/rauc")
+
+
+def slot_devices(bootname: str, conf: Path = SYSTEM_CONF) -> tuple[Path, ...]:
+    """The devices RAUC writes for the slot booted as `bootname` (its root
+    and the slots whose parent it is), from system.conf."""
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(conf.read_text())
+    except (OSError, configparser.Error):
+        return ()
+    slots_ = {s.removeprefix("slot."): parser[s] for s in parser.sections()
+              if s.startswith("slot.")}
+    root = next((n for n, v in slots_.items() if v.get("bootname") == bootname), None)
+    if root is None:
+        return ()
+    return tuple(Path(v["device"]) for n, v in slots_.items()
+                 if (n == root or v.get("parent") == root) and v.get("device"))
+
+
+def install(path: str, progress: Callable[[int, str], None],
+            written: Callable[[], int | None] = lambda: None, total: int = 0) -> None:
+    """`rauc install`; progress(percent, RAUC's step) follows the bytes
+    written to the slot (written(): a counter, from its start; of `total`)
+    when both are known, else RAUC's own percent. UpgradeError when it fails."""
+    load_modules()
+    base = written()
     proc = subprocess.Popen(["rauc", "install", path], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    last = []
+                            stderr=subprocess.STDOUT)
     assert proc.stdout is not None
-    for line in proc.stdout:
-        if match := PROGRESS.match(line):
-            progress(min(100, int(match.group(1))), one_line(match.group(2), 60))
-        elif line.strip():
-            last = [*last[-3:], line.strip()]
-    if proc.wait(timeout=INSTALL_TIMEOUT) != 0:
+    fd, pending, last, step, rauc_percent = proc.stdout.fileno(), b"", [], "", 0
+    shown_: tuple[int, str] | None = None
+
+    def tell(before: tuple[int, str] | None, rauc_said: int, what: str
+             ) -> tuple[int, str] | None:
+        now = written()
+        if base is not None and now is not None and total > 0:
+            percent = min(99, max(0, now - base) * 100 // total)
+        else:
+            percent = min(99, rauc_said)
+        if what and (percent, what) != before:
+            progress(percent, what)
+            return percent, what
+        return before
+
+    deadline = time.monotonic() + INSTALL_TIMEOUT
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        chunk = os.read(fd, 4096) if ready else b""
+        if ready and not chunk:
+            break
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for raw in lines:  # each of RAUC's steps is said, at the bytes' percent
+            line = raw.decode("utf-8", "replace")
+            if match := PROGRESS.match(line):
+                rauc_percent, step = min(100, int(match.group(1))), one_line(match.group(2), 60)
+                shown_ = tell(shown_, rauc_percent, step)
+            elif line.strip():
+                last = [*last[-3:], line.strip()]
+        shown_ = tell(shown_, rauc_percent, step)
+    else:
+        proc.kill()
+    if proc.wait(timeout=60) != 0:
         reason = last_error() or said("\n".join(last)) or "no reason given"
         raise UpgradeError(f"rauc install: {reason}")
+    progress(100, step or "installed")
 
 
 def mark(state: str, slot: str = "booted") -> None:
@@ -127,6 +292,36 @@ def read_env() -> grubenv.BootEnv:
         return grubenv.parse(GRUBENV.read_bytes())
     except OSError as err:
         raise grubenv.GrubenvError(f"cannot read {GRUBENV}: {err.strerror}") from None
+
+
+def boot_id() -> str:
+    from keel.system.console import boot_id as this_boot
+
+    return this_boot()
+
+
+def alive(pid: int) -> bool:
+    """The keel process that started an install still runs."""
+    from keel.system.processes import keel_runs_as
+
+    return keel_runs_as(pid)
+
+
+def bytes_written(devices: tuple[Path, ...]) -> int | None:
+    from keel.system.blocks import bytes_written as written
+
+    return written(devices)
+
+
+def record_cut(records: Records) -> Outcome | None:
+    """An install record left by an earlier boot or a process gone: kept as
+    the last outcome (INSTALL_CUT) and removed; returns it, or None."""
+    live = records.installing()
+    cut = live.cut(boot_id(), alive) if live is not None else None
+    if cut is not None:
+        records.set_last(cut)
+        records.clear_installing()
+    return cut
 
 
 def read_status(records: Records | None = None) -> slots.UpgradeStatus:
@@ -145,8 +340,14 @@ def read_status(records: Records | None = None) -> slots.UpgradeStatus:
         problems.append(str(err))
     # RAUC knows what it installed; keel what each slot ran (slot A as flashed)
     versions = {**records.versions(), **versions}
+    last, live = records.last(), records.installing()
+    cut = live.cut(boot_id(), alive) if live is not None else None
+    if cut is not None:  # an install that can no longer be running: cut
+        live = None
+        if last is None or cut.at >= last.at:
+            last = cut
     return slots.build(booted, env, versions, image_version(), records.pending(),
-                       records.last(), "; ".join(problems))
+                       last, "; ".join(problems), live)
 
 
 def sessions(now: float | None = None) -> tuple[tuple[str, str], ...]:
