@@ -387,3 +387,35 @@ def test_upgrade_console_80x24(snap_compare):
 def test_upgrade_modern_120x40(snap_compare):
     assert snap_compare(make_app(MODERN), terminal_size=(120, 40),
                         run_before=_open_upgrade(TRIAL))
+
+
+@asynctest
+async def test_after_a_rollback_the_old_slots_console_says_why_once(tmp_path):
+    """The gate rolled the trial back on the new slot's boot; the old slot's
+    console UI says why when it starts, until closed once."""
+    records = record.Records(tmp_path)
+    records.set_last(Outcome("rolled back", "A", "0.9.0",
+                             "the user's config was not applied: wan.bogus: unknown key"))
+    app = make_app(upgrade_records=records)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        text = "\n".join(screen_lines(app))
+        assert "upgrade to 0.9.0 rolled back" in text and "wan.bogus: unknown key" in text
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, DashboardScreen)
+    assert records.notice() is None  # closed once: not shown again
+    again = make_app(upgrade_records=records)
+    async with again.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert isinstance(again.screen, DashboardScreen)
+
+
+@asynctest
+async def test_a_kept_upgrade_is_no_notice(tmp_path):
+    records = record.Records(tmp_path)
+    records.set_last(Outcome("kept", "B", "0.9.0"))
+    app = make_app(upgrade_records=records)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, DashboardScreen)

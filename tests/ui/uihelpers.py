@@ -20,6 +20,7 @@ from keel.stall.summary import CpuStall, StallSecond
 from keel.system.source import FixtureSource
 from keel.ui.profile import CONSOLE
 from keel.ui.shell import RootShell
+from keel.upgrade.record import Records
 from tests.fixtures.sources import NOW, fixture_source
 
 
@@ -109,6 +110,7 @@ def make_app(profile=CONSOLE, collectors=None, **kwargs):
     kwargs.setdefault("passwords", PasswordStore(NOWHERE / "access", NOWHERE / "shadow",
                                                  mount=False, locked_note=NOWHERE / "locked"))
     kwargs.setdefault("key_store", KeyStore(NOWHERE / "access"))
+    kwargs.setdefault("upgrade_records", Records(NOWHERE / "upgrade"))
     return KeelApp(collectors or fixture_collectors(), profile, **kwargs)
 
 

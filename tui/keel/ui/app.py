@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -14,6 +15,7 @@ from textual.driver import Driver
 
 from keel.access.password import PasswordStore
 from keel.access.ssh_keys import KeyStore
+from keel.shown import shown
 from keel.ui.access import AccessScreen, SetPasswordScreen
 from keel.ui.profile import MODERN, Profile, theme_name
 from keel.ui.screens import (
@@ -27,6 +29,7 @@ from keel.ui.screens import (
 from keel.ui.selftest import MeasuredRates, RecommendedRates, SelfTestRunner
 from keel.ui.shell import RootPassword, RootShell
 from keel.ui.typeahead import Typeahead
+from keel.upgrade.record import Records
 
 ApplyRates = Callable[[RecommendedRates], str]
 ApplyAdaptive = Callable[[RecommendedRates, MeasuredRates], str]
@@ -148,7 +151,8 @@ class KeelApp(App):
                  password_delay: float = 2.0, quit_after: float | None = None,
                  passwords: PasswordStore | None = None, key_store: KeyStore | None = None,
                  user_config: Path | None = None, setup: Callable[[bool], Any] | None = None,
-                 typeahead: bool | None = None) -> None:
+                 typeahead: bool | None = None,
+                 upgrade_records: Records | None = None) -> None:
         super().__init__(ansi_color=profile.console)
         self.collectors = dict(collectors)
         self.profile = profile
@@ -166,6 +170,8 @@ class KeelApp(App):
         if self.shell.rehash is None:
             self.shell.rehash = self.passwords.set
         self.key_store = key_store or KeyStore()
+        # how the last upgrade ended: shown once after a rollback or a broken install
+        self.upgrade_records = upgrade_records or Records()
         # first boot: the setup wizard when this file is absent (None: never)
         self.user_config = user_config
         self.make_setup = setup
@@ -222,6 +228,21 @@ class KeelApp(App):
             if reason := self.passwords.locked_reason():  # the boot failed closed
                 self.call_after_refresh(self.say, f"root is locked: {reason}")
             self._first_boot_setup()
+            self._upgrade_notice()
+
+    def _upgrade_notice(self) -> None:
+        """After the boot that follows an upgrade rolled back (or an install
+        that failed or was cut): why, on the console, until closed once."""
+        notice = self.upgrade_records.notice()
+        if notice is None:
+            return
+
+        def closed(_: None) -> None:
+            with contextlib.suppress(OSError):
+                self.upgrade_records.notice_seen(notice)
+
+        self.push_screen(MessageScreen(shown(f"keel: {notice.line()}. [u] shows the slots.",
+                                             400)), closed)
 
     def _password_answered(self, set_: bool | None) -> None:
         self.say("root password set" if set_ else "no root password: [p] sets one later")

@@ -25,6 +25,8 @@ from keel.thresholds import UPGRADE_HANDSHAKE_WAIT_RANGE_S, UPGRADE_HANDSHAKE_WA
 DIR = Path("/data/keel/upgrade")
 PENDING = "pending.json"
 LAST = "last.json"
+# the `at` of the last outcome the console UI has shown and the user closed
+NOTICE_SEEN = "notice-seen.json"
 VERSIONS = "versions.json"
 INSTALL = "install.json"
 MAX_TEXT = 200
@@ -186,6 +188,24 @@ class Records:
 
     def set_last(self, outcome: Outcome) -> None:
         self._write(LAST, asdict(outcome))
+
+    def notice(self) -> Outcome | None:
+        """The last outcome the console must show after the boot (an upgrade
+        rolled back, an install that failed or was cut) until the user has
+        closed it once; None otherwise."""
+        last = self.last()
+        if last is None or not (last.result == "rolled back" or last.install_broke):
+            return None
+        seen = self._read(NOTICE_SEEN) or {}
+        try:
+            if float(seen.get("at", -1)) >= last.at:
+                return None
+        except (TypeError, ValueError):
+            pass
+        return last
+
+    def notice_seen(self, outcome: Outcome) -> None:
+        self._write(NOTICE_SEEN, {"at": outcome.at})
 
     def installing(self) -> Installing | None:
         data = self._read(INSTALL)
