@@ -394,3 +394,21 @@ def test_the_dev_image_carries_a_ca_bundle_and_the_release_image_selects_one() -
 
 def test_records_say_when_in_utc() -> None:
     assert record.when(0) == "1970-01-01 00:00:00 UTC"
+
+
+def test_the_bar_is_redrawn_only_when_it_changes_and_what_follows_starts_a_line(
+        monkeypatch, capsys):
+    """On a terminal (the serial console: a slow line) the bar is drawn once
+    per change, and a refusal after it starts a line of its own, so it reads
+    as `keel upgrade: ...` (it was appended to the bar's line)."""
+    from keel.upgrade import cli
+
+    monkeypatch.setattr(cli.sys.stdout, "isatty", lambda: True)
+    bar = cli._ProgressPrinter()
+    for percent in (0, 0, 0, 1, 1, 2):
+        bar(percent, "checking rootfs.squashfs")
+    bar.close()
+    print("keel upgrade: the bundle is corrupt")
+    out = capsys.readouterr().out
+    assert out.count("\r[") == 3
+    assert out.splitlines()[-1] == "keel upgrade: the bundle is corrupt"

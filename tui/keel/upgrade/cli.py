@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 
 from keel.shown import shown
 from keel.thresholds import UPGRADE_HANDSHAKE_WAIT_RANGE_S, UPGRADE_HANDSHAKE_WAIT_S
@@ -137,21 +136,34 @@ def _ask(question: str) -> bool:
         return False
 
 
-def _progress_printer() -> Callable[[int, str], None]:
-    tty = sys.stdout.isatty()
-    last: list[tuple[int, str] | None] = [None]
+class _ProgressPrinter:
+    """The install's progress: on a terminal one bar redrawn in place, only
+    when its figure or step changes (a serial console is slow); elsewhere a
+    line per change. close() ends a bar left open, so what follows (an
+    error) starts a line of its own."""
 
-    def show(percent: int, what: str) -> None:
-        if tty:
+    def __init__(self) -> None:
+        self.tty = sys.stdout.isatty()
+        self.last: tuple[int, str] | None = None
+        self.open = False
+
+    def __call__(self, percent: int, what: str) -> None:
+        if (percent, what) == self.last:
+            return
+        self.last = (percent, what)
+        if self.tty:
             bar = "#" * (percent * 30 // 100)
             print(f"\r[{bar:<30}] {percent:3d}% {what[:30]:<30}", end="", flush=True)
+            self.open = True
             if percent >= 100:
-                print()
-        elif (percent, what) != last[0]:  # a new step is said even at the same percent
+                self.close()
+        else:
             print(f"{percent:3d}% {what}", flush=True)
-        last[0] = (percent, what)
 
-    return show
+    def close(self) -> None:
+        if self.open:
+            print(flush=True)
+            self.open = False
 
 
 def upgrade(target: str, reboot: bool, tunnel_wait: int = UPGRADE_HANDSHAKE_WAIT_S,
@@ -163,8 +175,16 @@ def upgrade(target: str, reboot: bool, tunnel_wait: int = UPGRADE_HANDSHAKE_WAIT
         check_tunnel_wait(tunnel_wait)
     except ValueError as err:
         raise TargetError(f"--tunnel-wait {tunnel_wait}: {err}") from None
-    pending = install_bundle(target, _progress_printer(), lambda line: print(line, flush=True),
-                             tunnel_wait, allow_downgrade)
+    bar = _ProgressPrinter()
+
+    def say(line: str) -> None:
+        bar.close()
+        print(line, flush=True)
+
+    try:
+        pending = install_bundle(target, bar, say, tunnel_wait, allow_downgrade)
+    finally:
+        bar.close()
     peers = ", ".join(n for _, n in pending.peers) or "no tunnel peers"
     back = f"{peers} to come back within {pending.tunnel_wait} s" if pending.peers else peers
     print(shown(f"installed. The next boot starts slot {pending.to_slot}; keel keeps it once "
