@@ -17,10 +17,12 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from keel.state.revisions import atomic_write
 from keel.thresholds import UPGRADE_HANDSHAKE_WAIT_RANGE_S, UPGRADE_HANDSHAKE_WAIT_S
+
+T = TypeVar("T")
 
 DIR = Path("/data/keel/upgrade")
 PENDING = "pending.json"
@@ -162,16 +164,20 @@ class Records:
             return None
         return data if isinstance(data, dict) else None
 
+    def _load(self, name: str, from_dict: Callable[[dict[str, Any]], T]) -> T | None:
+        """A record read and checked; None when absent, unreadable or malformed."""
+        data = self._read(name)
+        try:
+            return None if data is None else from_dict(data)
+        except (KeyError, ValueError, TypeError, OverflowError):
+            return None
+
     def _write(self, name: str, data: dict[str, Any]) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
         atomic_write(self.dir / name, json.dumps(data) + "\n")
 
     def pending(self) -> Pending | None:
-        data = self._read(PENDING)
-        try:
-            return None if data is None else Pending.from_dict(data)
-        except (KeyError, ValueError, TypeError, OverflowError):
-            return None
+        return self._load(PENDING, Pending.from_dict)
 
     def set_pending(self, pending: Pending) -> None:
         self._write(PENDING, asdict(pending))
@@ -180,11 +186,7 @@ class Records:
         (self.dir / PENDING).unlink(missing_ok=True)
 
     def last(self) -> Outcome | None:
-        data = self._read(LAST)
-        try:
-            return None if data is None else Outcome.from_dict(data)
-        except (KeyError, ValueError, TypeError, OverflowError):
-            return None
+        return self._load(LAST, Outcome.from_dict)
 
     def set_last(self, outcome: Outcome) -> None:
         self._write(LAST, asdict(outcome))
@@ -208,11 +210,7 @@ class Records:
         self._write(NOTICE_SEEN, {"at": outcome.at})
 
     def installing(self) -> Installing | None:
-        data = self._read(INSTALL)
-        try:
-            return None if data is None else Installing.from_dict(data)
-        except (KeyError, ValueError, TypeError, OverflowError):
-            return None
+        return self._load(INSTALL, Installing.from_dict)
 
     def set_installing(self, installing: Installing) -> None:
         self._write(INSTALL, asdict(installing))
