@@ -64,7 +64,7 @@ def _length(headers: Any) -> int | None:
     if text is None:
         return None
     text = str(text).strip()
-    if not text.isdigit() or len(text) > 15:
+    if not (text.isascii() and text.isdigit()) or len(text) > 15:
         raise UpgradeError(f"the server's Content-Length {shown(text[:20])} is not a size")
     return int(text)
 
