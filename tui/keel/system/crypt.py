@@ -86,8 +86,7 @@ SALT_ALPHABET = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxy
 
 # What a new hash is: SHA-512 crypt, the strongest scheme BusyBox's own crypt
 # checks (CONFIG_USE_BB_CRYPT_SHA, pinned in the release image's BusyBox
-# fragment), with 40 times glibc's default rounds: about 60 ms on a current
-# x86 core for each login, once per try.
+# fragment), with 40 times glibc's default rounds (docs/console.md: its cost).
 LOGIN_SCHEME = "$6$"
 SHA512_ROUNDS = 200_000
 SALT_LENGTH = 16
