@@ -205,7 +205,7 @@ b = Bounds(600, 1350, 1500)
 s = start(b)
 t0 = time.process_time()
 for i in range(20000):
-    s, _ = step(s, Tick(i * 0.1, (10.0 + i % 7,), 1000.0 + i % 300, False, i * 0.1), b)
+    s, _ = step(s, Tick(i * 0.1, (10.0 + i % 7,), 1000.0 + i % 300, "", i * 0.1), b)
 print(time.process_time() - t0)
 """
 

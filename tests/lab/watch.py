@@ -32,8 +32,14 @@ def records(guest: Guest, offset: float, name: str = "watch") -> list[dict]:
     text = guest.check(f"cat /run/{name}.jsonl", 60)
     RUNS.mkdir(parents=True, exist_ok=True)
     (RUNS / f"watch-{guest.name}-{name}.jsonl").write_text(text + "\n")
-    for line in text.splitlines():
-        rec = json.loads(line)
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            if i == len(lines) - 1:  # the watch still writing it
+                break
+            raise
         rec["host_t"] = rec["t"] - offset
         rec["causes"] = [v["cause"] for v in rec["verdicts"]]
         out.append(rec)

@@ -50,10 +50,12 @@ MIN_OVERALL_GRADE_STEPS = 2  # and each phase's grade better than bypassed
 MIN_GOODPUT_RATIO = 0.55
 # The LAN client's ping crosses the edge's forwarding and a fourth guest too:
 # on a starved host that path adds a median of its own (72.6 against the
-# self-test's 60.3 ms seen with CAKE, one host core busy). Against a bloated
-# FIFO (+400 ms) 20 % or 5 ms tells a wrong measurement; with CAKE 15 ms.
+# self-test's 60.3 ms seen with CAKE, one host core busy; 98.9 against 78.2
+# on a slower CI machine). Against a bloated FIFO (+400 ms) 20 % or 5 ms tells
+# a wrong measurement; with CAKE 25 ms (a path outside the tunnel, or through
+# the FIFO, is off by 40 ms or more).
 AGREE_BLOATED_MS = 5.0
-AGREE_CAKE_MS = 15.0
+AGREE_CAKE_MS = 25.0
 COMPARE_TIMEOUT = 150  # seconds at KVM speed: 2 x (5 s idle + 3 x 12 s load) + margins
 GRADES = [letter for _, letter in GRADE_BANDS] + ["F"]
 

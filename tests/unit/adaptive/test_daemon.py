@@ -164,3 +164,14 @@ def test_the_daemons_socket_is_bound_to_the_tunnel(tmp_path: Path) -> None:
         assert daemon.sock.getpeername() == ("127.0.0.1", PORT + 3)
     finally:
         daemon.sock.close()
+
+
+def test_a_stall_says_which_cpu_was_away() -> None:
+    """The log says why a cut was skipped: the figures a user reads to tell a
+    slow router from a slow peer."""
+    assert d.stall_words(5.0, 0, False) == ""
+    assert d.stall_words(35.4, 0, False) == "this router woke 35 ms late"
+    assert d.stall_words(0.0, 0, True) == "a core of this router saturated"
+    assert d.stall_words(0.0, 40, False) == "the peer's CPU away 40 ms"
+    assert d.stall_words(25.0, 30, True) == ("this router woke 25 ms late, a core of this "
+                                             "router saturated, the peer's CPU away 30 ms")

@@ -49,7 +49,9 @@ class Tick:
     now: float  # monotonic seconds
     samples: tuple[float, ...]  # this direction's one-way delays (ms) since the last tick
     through_kbit: float  # what got through this direction's CAKE over the load window
-    stalled: bool  # this router's CPU stalled or a core saturated, or the peer stalled
+    # why this tick tells nothing about the line, in words ("" when it does):
+    # this router's CPU stalled or a core saturated, or the peer's stalled
+    stall: str
     last_reply: float | None  # monotonic time of the peer's last answer (None: never)
 
 
@@ -140,9 +142,9 @@ def step(state: State, tick: Tick, bounds: Bounds) -> tuple[State, Decision]:
     if sum(state.delayed) >= th.ADAPT_DELAYED:
         excess = sum(state.excess_ms) / len(state.excess_ms)
         rise = excess + threshold_ms(rate)
-        if tick.stalled:
+        if tick.stall:
             state = replace(state, delayed=(), excess_ms=())
-            return state, Decision(rate, f"stall: skipped (delay +{rise:.0f} ms)",
+            return state, Decision(rate, f"stall: skipped (delay +{rise:.0f} ms; {tick.stall})",
                                    "stall-skipped")
         if tick.now - state.last_cut < th.ADAPT_CUT_EVERY_S:
             return state, Decision(rate, "")
@@ -154,7 +156,7 @@ def step(state: State, tick: Tick, bounds: Bounds) -> tuple[State, Decision]:
                                     f"through: cut", "cut")
 
     load = tick.through_kbit / rate
-    if tick.stalled:
+    if tick.stall:
         return state, Decision(rate, "")
     if (load >= th.ADAPT_HIGH_LOAD and tick.samples and not any(state.delayed)
             and tick.now - state.last_raise >= th.ADAPT_RAISE_EVERY_S

@@ -223,6 +223,20 @@ class Cpus:
                    for name, s in per_cpu.items())
 
 
+def stall_words(late_ms: float, peer_stall_ms: float, saturated: bool) -> str:
+    """Why a tick is no evidence about the line, in the log's words ("" when
+    it is): this router's loop woke late, one of its cores was saturated, or
+    the peer's answer says its CPU was away."""
+    why = []
+    if late_ms >= th.ADAPT_OWN_STALL_MS:
+        why.append(f"this router woke {late_ms:.0f} ms late")
+    if saturated:
+        why.append("a core of this router saturated")
+    if peer_stall_ms >= th.ADAPT_PEER_STALL_MS:
+        why.append(f"the peer's CPU away {peer_stall_ms:.0f} ms")
+    return ", ".join(why)
+
+
 class Daemon:
     def __init__(self, plan: Plan, run_dir: Path = RUN_DIR, cake=None,
                  port: int = wire.PORT) -> None:
@@ -246,6 +260,7 @@ class Daemon:
         self.log = Log(run_dir / LOG)
         self.last_reply: float | None = None
         self.stalled_until = float("-inf")
+        self.stall_why = ""  # the last stall's words (held ADAPT_STALL_HOLD_S)
         self.last_skip = {"up": float("-inf"), "down": float("-inf")}
         self.through = {"up": 0.0, "down": 0.0}
         self.answers = 0
@@ -270,8 +285,10 @@ class Daemon:
         with contextlib.suppress(OSError):  # no route now (tunnel down): the peer is silent
             self.sock.send(wire.probe(seq, sent))
 
-    def _drain(self, now: float) -> tuple[list[float], list[float], bool]:
-        ups, downs, peer_stalled = [], [], False
+    def _drain(self, now: float) -> tuple[list[float], list[float], int]:
+        """The one-way delays (up, down) of the answers waiting, and the
+        longest stall a peer's answer reported (ms)."""
+        ups, downs, peer_stall_ms = [], [], 0
         while True:
             try:
                 data, ancdata, _, _ = self.sock.recvmsg(64, socket.CMSG_SPACE(16))
@@ -291,10 +308,10 @@ class Daemon:
             up, down = ans.one_way_ms(arrived)
             ups.append(up)
             downs.append(down)
-            peer_stalled |= ans.peer_stall_ms >= th.ADAPT_PEER_STALL_MS
+            peer_stall_ms = max(peer_stall_ms, ans.peer_stall_ms)
             self.last_reply = now
             self.answers += 1
-        return ups, downs, peer_stalled
+        return ups, downs, peer_stall_ms
 
     def _write(self, way: str, decision: Decision, now: float) -> None:
         rate, dev = decision.rate_kbit, self.devs[way]
@@ -321,16 +338,17 @@ class Daemon:
 
     def tick(self, now: float, late_ms: float, check_cpus: bool) -> None:
         self._rebind(now)
-        ups, downs, peer_stalled = self._drain(now)
+        ups, downs, peer_stall_ms = self._drain(now)
         saturated = check_cpus and self.cpus.saturated()
-        if late_ms >= th.ADAPT_OWN_STALL_MS or peer_stalled or saturated:
-            self.stalled_until = now + th.ADAPT_STALL_HOLD_S
-        stalled = now < self.stalled_until
+        why = stall_words(late_ms, peer_stall_ms, saturated)
+        if why:
+            self.stalled_until, self.stall_why = now + th.ADAPT_STALL_HOLD_S, why
+        stall = self.stall_why if now < self.stalled_until else ""
         for way, samples in (("up", ups), ("down", downs)):
             if way not in self.bounds:
                 continue
             self.through[way] = self.counters[way].kbit(now)
-            tick = Tick(now, tuple(samples), self.through[way], stalled, self.last_reply)
+            tick = Tick(now, tuple(samples), self.through[way], stall, self.last_reply)
             state: State
             state, decision = step(self.states[way], tick, self.bounds[way])
             self.states[way] = state
