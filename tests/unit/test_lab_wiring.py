@@ -124,3 +124,15 @@ def test_a_guest_that_dies_otherwise_fails_at_once(tmp_path):
         assert not isinstance(err.value, EmulatorCrash)
     finally:
         guest.stop()
+
+
+def test_a_schedule_scaled_keeps_its_shape_and_its_floor_grows() -> None:
+    from tests.lab import autorate
+
+    half = autorate.scaled(autorate.SCHEDULE, 0.5)
+    assert [(p.seconds, p.down_kbit, p.up_kbit) for p in half] == [
+        (20, 2000, 750), (20, 750, 300), (20, 1500, 600)]
+    assert autorate.scaled(autorate.SCHEDULE, 1.0) == autorate.SCHEDULE
+    # one 1500-byte packet each way at 90 % of the lowest rates (1500/600)
+    assert round(autorate.floor_ms(autorate.SCHEDULE), 1) == round(12000 / 1350 + 12000 / 540, 1)
+    assert autorate.floor_ms(half) == 2 * autorate.floor_ms(autorate.SCHEDULE)

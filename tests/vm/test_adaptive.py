@@ -32,8 +32,11 @@ SET_UP_FIRST = ("hub_pub",)  # keel's config on both: before the wait for the ho
 SHARED_LAB = shared.bloated_lab
 
 # adaptive's +p95 under load (the whole run) at most this share of
-# fixed-at-first's (the issue's). Seen: 0.15-0.16 over the run; its worst
-# phase (the line at its lowest) 0.22-0.24 of fixed's worst
+# fixed-at-first's (the issue's), over the floor any shaper pays at the
+# schedule's lowest rates (autorate.floor_ms: 31 ms at the full schedule).
+# Seen: 0.15-0.16 over the run; its worst phase (the line at its lowest)
+# 0.22-0.24 of fixed's worst; at 0.6 of the schedule with most of a core
+# busy beside it, 93 against 387 ms, the floor 52 ms
 MAX_P95_SHARE = 0.25
 # the scenarios the verdicts below read (autorate.scenarios() has one more)
 JUDGED = ("no CAKE", "fixed at first", "adaptive")
@@ -52,11 +55,25 @@ def hub_pub(shared_lab) -> str:
 
 
 @pytest.fixture(scope="module")
-def runs(shared_lab, hub_pub) -> dict[str, autorate.Run]:
+def schedule(shared_lab, hub_pub) -> tuple[autorate.Phase, ...]:
+    """The issue's schedule, slowed down as a whole if this host cannot carry
+    its first phase through CAKE with the edge's CPU to spare
+    (autorate.fitted): the verdicts compare runs on the same schedule."""
+    fitted, seen = autorate.fitted(shared_lab, hub_pub)
+    figures.record("adaptive CAKE: the schedule fitted to the host", {}, tries=seen,
+                   schedule=str(fitted))
+    if fitted != autorate.SCHEDULE:
+        print(f"\n*** LAB WARNING: the edge's CPU was too busy at the issue's rates "
+              f"({seen}): the line at {seen[-1]['scale']:.2f} of them", flush=True)
+    return fitted
+
+
+@pytest.fixture(scope="module")
+def runs(shared_lab, hub_pub, schedule) -> dict[str, autorate.Run]:
     out = {}
-    for scenario in (s for s in autorate.scenarios() if s.name in JUDGED):
+    for scenario in (s for s in autorate.scenarios(schedule) if s.name in JUDGED):
         autorate.configure(shared_lab, hub_pub, scenario)
-        out[scenario.name] = autorate.run(shared_lab, scenario)
+        out[scenario.name] = autorate.run(shared_lab, scenario, schedule)
         got = out[scenario.name]
         print(f"\n{scenario.name}: idle {got.idle_ms:.1f} ms, under load +p50 {got.p50} "
               f"+p95 {got.p95} ms")
@@ -70,23 +87,24 @@ def runs(shared_lab, hub_pub) -> dict[str, autorate.Run]:
             print("    changes:", kinds)
             print("    down:", [r["rate_kbit"] for r in log if r["dir"] == "down"][-60:])
             print("    up:", [r["rate_kbit"] for r in log if r["dir"] == "up"][-60:])
-    figures.record("adaptive CAKE on a changing line", {"schedule": str(autorate.SCHEDULE)},
+    figures.record("adaptive CAKE on a changing line", {"schedule": str(schedule)},
                    **{name: run.phases for name, run in out.items()})
     return out
 
 
-def test_adaptive_keeps_latency_low_where_fixed_rates_bloat(runs) -> None:
+def test_adaptive_keeps_latency_low_where_fixed_rates_bloat(runs, schedule) -> None:
     fixed, adaptive = runs["fixed at first"], runs["adaptive"]
     assert fixed.p95 > 100, ("the schedule's drop did not bloat the fixed run", fixed.phases)
-    assert adaptive.p95 <= MAX_P95_SHARE * fixed.p95, (adaptive.p95, fixed.p95,
-                                                       adaptive.phases, fixed.phases)
+    floor = autorate.floor_ms(schedule)
+    assert adaptive.p95 <= floor + MAX_P95_SHARE * (fixed.p95 - floor), (
+        adaptive.p95, fixed.p95, floor, adaptive.phases, fixed.phases)
 
 
-def test_adaptive_keeps_most_of_the_lines_capacity(runs) -> None:
+def test_adaptive_keeps_most_of_the_lines_capacity(runs, schedule) -> None:
     line, adaptive = runs["no CAKE"], runs["adaptive"]
     capacity = line.total("down_kbit") + line.total("up_kbit")
     got = adaptive.total("down_kbit") + adaptive.total("up_kbit")
-    down, up = autorate.offered()
+    down, up = autorate.offered(schedule)
     assert capacity >= 0.6 * (down + up), ("the line carried too little", line.phases)
     assert got >= MIN_GOODPUT_SHARE * capacity, (adaptive.phases, line.phases)
 
@@ -100,18 +118,19 @@ def test_each_rate_change_is_logged_with_its_reason(shared_lab, runs) -> None:
     assert cut["reason"].startswith("delay +") and cut["rate_kbit"] < cut["from_kbit"]
 
 
-def test_a_silent_peer_gives_the_base_and_its_return_is_seen(shared_lab, hub_pub) -> None:
+def test_a_silent_peer_gives_the_base_and_its_return_is_seen(shared_lab, hub_pub,
+                                                            schedule) -> None:
     """The hub stops answering (its reflector's port dropped): within
     ADAPT_PEER_LOST_S the rates are the base; when it answers again the
     probes are answered again."""
     from keel.thresholds import ADAPT_PEER_LOST_S
 
     edge, hub = shared_lab.edge, shared_lab.hub
-    adaptive = next(s for s in autorate.scenarios() if s.adaptive)
+    adaptive = next(s for s in autorate.scenarios(schedule) if s.adaptive)
     autorate.configure(shared_lab, hub_pub, adaptive)
     # a low rate first (the line at its lowest, loaded): not the base
     isp = shared_lab.isp
-    low = autorate.SCHEDULE[1]
+    low = schedule[1]
     isp.check(autorate.set_line(isp, low.down_kbit, low.up_kbit))
     edge.check(f"iperf3 -c {topo.HUB_TUNNEL} --bidir -t 12 >/dev/null 2>&1; true", 60)
     before = edge.json("cat /run/keel/adapt.json")
@@ -136,14 +155,14 @@ def test_a_silent_peer_gives_the_base_and_its_return_is_seen(shared_lab, hub_pub
                "/run/keel/adapt.json | cut -d. -f1)\" -lt 2", 30)
 
 
-def test_a_starved_hub_is_no_reason_to_cut(shared_lab, hub_pub) -> None:
+def test_a_starved_hub_is_no_reason_to_cut(shared_lab, hub_pub, schedule) -> None:
     """The hub's QEMU stopped 150 ms of every 250 (a throttled VPS, as in the
     starving lab) on a steady line, loaded both ways: its answers carry its
     stalls, so the delays they cause cut nothing ("stall: skipped"). The max
     is the base here, so no raise can take the rate over the line: any cut
     would be a cut for the stalls."""
     edge, hub, isp = shared_lab.edge, shared_lab.hub, shared_lab.isp
-    first = autorate.SCHEDULE[0]
+    first = schedule[0]
     down, up = first.down_kbit * 9 // 10, first.up_kbit * 9 // 10
     steady = autorate.Scenario("adaptive, no room above the base", down, up,
                                (down // 2, down, up // 2, up))
