@@ -102,7 +102,7 @@ USB_DEVICES = {(0x0BDA, 0x8152): Known("Realtek RTL8152", "r8152"),
 # CDC communications subclasses that are a network: ECM, MDLM, EEM, NCM, MBIM
 USB_CDC_NETWORK = {0x06: "cdc_ether", 0x0A: "", 0x0C: "", 0x0D: "cdc_ncm", 0x0E: ""}
 
-# Hyper-V's VM bus: class GUID -> (kind, name, module) (include/linux/hyperv.h)
+# Hyper-V's VM bus: class GUID -> kind, name and module (include/linux/hyperv.h)
 VMBUS_CLASSES = {
     "f8615163-df3e-46c5-913f-f2d2f965ed0e": (NETWORK, Known("Hyper-V NIC", "hv_netvsc")),
     "ba6163d9-04a1-4d29-b605-72e2ffb1dc7f": (STORAGE, Known("Hyper-V SCSI disk", "hv_storvsc")),
@@ -137,7 +137,7 @@ class Device:
     @property
     def label(self) -> str:
         """`00:05.0 Amazon ENA (network)`; the ids beside the class where the
-        name is not keel's own (`1-2 USB 10/100 LAN (0bda:8153, network)`)."""
+        name is not keel's own (`usb 1-2 USB 10/100 LAN (0bda:8153, network)`)."""
         where = self.address if self.bus == "pci" else f"{self.bus} {self.address}"
         what = self.words if self.known or self.ids in self.name else f"{self.ids}, {self.words}"
         return f"{where} {self.name} ({what})"
