@@ -19,6 +19,7 @@ def run_doctor(as_json: bool, seconds: float) -> int:
     from keel.access.password import PasswordStore
     from keel.apply import boot, engine
     from keel.apply import ipv6 as ipv6_plan
+    from keel.doctor import hardware
     from keel.doctor import ipv6 as ipv6_checks
     from keel.model import InvalidConfig, config_in_force, read_model
     from keel.system import ipv6 as ipv6_state
@@ -34,6 +35,10 @@ def run_doctor(as_json: bool, seconds: float) -> int:
                                   {"problems": err.error.lines()}))
     found += checks.check_boot(boot.read_record(engine.RUN_DIR))
     found += checks.check_kernel(kernel_feature_presence())
+    found += hardware.check_devices(collect.devices())
+    found += hardware.check_secure_boot(collect.secure_boot())
+    if model is not None:
+        found += hardware.check_links(model, collect.links(model))
     found += checks.check_upgrade(collect.upgrade())
     found += checks.check_password(PasswordStore().root_hash())
     asked = model.tuning if model is not None else Tuning()
@@ -54,15 +59,21 @@ def run_doctor(as_json: bool, seconds: float) -> int:
         print(json.dumps({"status": "fail" if status else "ok",
                           "checks": [c.as_dict() for c in found]}, indent=1))
     else:
-        area = ""
-        for c in found:
-            if c.area != area:
-                area = c.area
-                print(f"{area}:")
-            print(f"  [{SYMBOL[c.status]}] {c.name}: {c.detail}")
+        print("\n".join(lines(found)))
         print("all that the config asks for is in force" if status == 0
               else "something the config asks for is NOT in force")
     return status
+
+
+def lines(found: list[checks.Check]) -> list[str]:
+    """What `keel doctor` prints of its checks: each area once, then its checks."""
+    out, area = [], ""
+    for c in found:
+        if c.area != area:
+            area = c.area
+            out.append(f"{area}:")
+        out.append(f"  [{SYMBOL[c.status]}] {c.name}: {c.detail}")
+    return out
 
 
 def run_boot(as_json: bool) -> int:

@@ -15,12 +15,14 @@ from pathlib import Path
 from keel.doctor.checks import RulesetState
 from keel.model import RouterModel
 from keel.parse import nftlist, procstat
+from keel.parse.hardware import Device, Link
 from keel.parse.tcqdisc import Qdisc
 from keel.parse.wgdump import WgInterface
 from keel.render import nft
 from keel.system.commands import Runner
 from keel.system.cpu_sysfs import CpuTuning, read_tuning
 from keel.system.cpu_times import read_cpu_times
+from keel.system.hardware import read_devices, read_link, read_secure_boot
 from keel.system.qdiscs import read_qdiscs
 from keel.system.source import RunnerSource, SourceError
 from keel.system.wireguard import read_wireguard
@@ -69,6 +71,21 @@ def ruleset(model: RouterModel, runner: Runner, run_dir: Path) -> RulesetState:
         live=nftlist.normalized(listed.stdout) if listed.returncode == 0 else None,
         pairing=tuple(nftlist.set_elements(pairing.stdout)) if pairing.returncode == 0
         else ())
+
+
+def devices() -> list[Device]:
+    """The network and storage devices, each with the driver that took it."""
+    return read_devices()
+
+
+def secure_boot() -> str | None:
+    return read_secure_boot()
+
+
+def links(model: RouterModel) -> dict[str, Link]:
+    """The link of each NIC the config assigns (the WANs' and the LANs')."""
+    names = [w.interface for w in model.wans] + [lan.interface for lan in model.lans]
+    return {name: read_link(name) for name in names}
 
 
 def tuning() -> CpuTuning:
