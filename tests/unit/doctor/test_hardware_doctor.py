@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from keel.doctor import hardware
-from keel.doctor.checks import FAIL, INFO, OK, WARN, exit_status
+from keel.doctor.checks import INFO, OK, WARN, exit_status
 from keel.doctor.cli import lines
 from keel.model import Lan, RouterModel, Wan
 from keel.parse.hardware import Link
@@ -93,11 +93,11 @@ EDGE = RouterModel(wans=(Wan("eth0"),), lans=(Lan("eth1", "192.168.77.1/24"),))
 
 @pytest.mark.parametrize(("tree", "status", "line"), [
     (sysfs.net("eth1", "0x1003", "up", "1"), OK, "  [ok  ] eth1 (LAN): up, with carrier"),
-    ({}, FAIL,
-     "  [FAIL] eth1 (LAN): not on this machine: ip link shows no eth1, which the config's "
+    ({}, WARN,
+     "  [WARN] eth1 (LAN): not on this machine: ip link shows no eth1, which the config's "
      "lan.interface names"),
-    (sysfs.net("eth1", "0x1002", "down", None), FAIL,
-     "  [FAIL] eth1 (LAN): administratively down (state DOWN, no UP flag in ip link): "
+    (sysfs.net("eth1", "0x1002", "down", None), WARN,
+     "  [WARN] eth1 (LAN): administratively down (state DOWN, no UP flag in ip link): "
      "keel apply sets it up"),
     (sysfs.net("eth1", "0x1003", "down", "0"), WARN,
      "  [WARN] eth1 (LAN): up, but NO-CARRIER: no link (is the cable in, and the other end "
@@ -114,4 +114,4 @@ def test_the_assigned_nics(tmp_path, tree, status, line):
 
 def test_an_interface_the_links_were_not_read_for_is_missing():
     found = hardware.check_links(EDGE, {"eth0": Link(True, True, True, "up")})
-    assert found[1].status == FAIL and found[1].data["present"] is False
+    assert found[1].status == WARN and found[1].data["present"] is False

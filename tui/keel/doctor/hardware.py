@@ -2,13 +2,14 @@
 driver took, named as `ip` and lspci users know it; Secure Boot on, which
 keel's unsigned GRUB cannot pass; and the NICs the config assigns (the
 WAN's and the LAN's interface): not on this machine, administratively down,
-or without a link. A device without a driver is a warning (keel may still
-route without it); an assigned NIC that is missing or down is a failure:
-nothing the config asks of it is in force."""
+or without a link. Each is a warning: keel routes what it can without it
+(`keel apply` skips a NIC that is not there), and a one-NIC VPS still on
+the shipped default names a LAN port it does not have; the line says what
+is not in force."""
 
 from __future__ import annotations
 
-from keel.doctor.checks import FAIL, INFO, OK, WARN, Check
+from keel.doctor.checks import INFO, OK, WARN, Check
 from keel.model import RouterModel
 from keel.parse.hardware import NETWORK, STORAGE, Device, Link
 from keel.shown import shown
@@ -63,11 +64,11 @@ def check_links(model: RouterModel, links: dict[str, Link]) -> list[Check]:
         data = {"interface": ifname, "role": role, "present": state.present, "up": state.up,
                 "carrier": state.carrier, "operstate": state.operstate}
         if not state.present:
-            found.append(Check(AREA, name, FAIL,
+            found.append(Check(AREA, name, WARN,
                                f"not on this machine: ip link shows no {shown(ifname, 20)}, "
                                f"which the config's {key} names", data))
         elif state.up is False:
-            found.append(Check(AREA, name, FAIL,
+            found.append(Check(AREA, name, WARN,
                                "administratively down (state DOWN, no UP flag in ip link): "
                                "keel apply sets it up", data))
         elif state.carrier is False:
