@@ -119,7 +119,10 @@ BR_FETCH := test -f $(BR_SRC)/Makefile || { echo "image: no Buildroot tree at $(
 else
 BR_FETCH := $(BR_SCRIPTS)/buildroot-src.sh $(BR_VERSION) $(BR_SHA256) $(BR_URL) $(KEEL_CACHE)
 endif
-RELEASE_IMAGES := keel-x86_64.img keel-x86_64.qcow2
+# the raw disk, its qcow2, and (post-image.sh --xz) the raw disk as xz with its
+# sha256: what a rescue system streams onto a VPS's disk (docs/install.md)
+RELEASE_IMAGES := keel-x86_64.img keel-x86_64.qcow2 keel-x86_64.img.xz \
+	keel-x86_64.img.xz.sha256
 RELEASE_BUNDLE := $(OUT)/images/keel-x86_64.raucb
 
 .PHONY: image image-preflight release-bundle check check-shell check-python check-kernel-fragment check-buildroot

@@ -1,5 +1,5 @@
-# keel's BR2_EXTERNAL tree: its packages, three hooks on Buildroot's own, and
-# firmware files added to its linux-firmware.
+# keel's BR2_EXTERNAL tree: its packages, three hooks on Buildroot's own,
+# firmware files added to its linux-firmware, and host-xz for the image.
 include $(sort $(wildcard $(BR2_EXTERNAL_KEEL_PATH)/package/*/*.mk))
 
 # GRUB i386-pc: Buildroot puts the core image in images/grub.img but leaves
@@ -11,6 +11,15 @@ endef
 ifeq ($(BR2_TARGET_GRUB2_I386_PC),y)
 GRUB2_POST_INSTALL_IMAGES_HOOKS += KEEL_GRUB2_INSTALL_BOOT_IMG
 endif
+
+# post-image.sh --xz compresses the image with xz (board/keel/x86_64/compress-image.sh).
+# Buildroot 2026.02.3 has no BR2_PACKAGE_HOST_XZ option; host-xz comes today
+# only as others' dependency (host-squashfs, the kernel's host-elfutils).
+# Listed here for the image in its own right (once): every one of PACKAGES is
+# built before target-finalize, so before the post-image script, whose PATH
+# starts with $(HOST_DIR)/bin (the same xz on every build host); make source
+# downloads it.
+PACKAGES += $(filter-out $(PACKAGES),host-xz)
 
 # After the kernel build: every option of the fragment reached the final
 # .config (kconfig drops an option whose dependencies are missing silently).

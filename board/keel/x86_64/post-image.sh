@@ -4,12 +4,21 @@
 #   $1 = BINARIES_DIR, holding: bzImage, rootfs.squashfs, boot.img and grub.img
 #        (GRUB i386-pc), efi-part/EFI/BOOT/bootx64.efi (GRUB x86_64-efi), and
 #        for the dev image initrd.img.
+#   --xz (the release image: BR2_ROOTFS_POST_IMAGE_SCRIPT_ARGS) also writes
+#        keel-x86_64.img.xz and keel-x86_64.img.xz.sha256 (compress-image.sh).
 # Writes BINARIES_DIR/keel-x86_64.img (GPT, boots by BIOS and UEFI) and .qcow2,
 # and leaves boot.vfat and rootfs.squashfs, a slot's two images, for bundles.
 set -euo pipefail
 BOARD=$(cd "$(dirname "$0")" && pwd)
-BIN=$(realpath "${1:?usage: post-image.sh BINARIES_DIR}")
+BIN=$(realpath "${1:?usage: post-image.sh BINARIES_DIR [--xz]}")
 CFG=$BOARD/genimage.cfg
+XZ=no
+for arg in "${@:2}"; do
+	case $arg in
+	--xz) XZ=yes ;;
+	*) echo "post-image.sh: unknown argument $arg (usage: post-image.sh BINARIES_DIR [--xz])" >&2; exit 1 ;;
+	esac
+done
 
 for f in bzImage rootfs.squashfs boot.img grub.img efi-part/EFI/BOOT/bootx64.efi; do
 	[ -f "$BIN/$f" ] || { echo "post-image.sh: missing $BIN/$f" >&2; exit 1; }
@@ -97,7 +106,8 @@ put_le64 "$BIN/grub.img" $((0x1f4)) $((core_lba + 1))   # diskboot: first blockl
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/root"
-rm -f "$BIN/keel-x86_64.img" "$BIN/esp.vfat" "$BIN/boot.vfat" "$BIN/data.ext4"
+rm -f "$BIN/keel-x86_64.img" "$BIN/keel-x86_64.img.xz" "$BIN/keel-x86_64.img.xz.sha256" \
+	"$BIN/esp.vfat" "$BIN/boot.vfat" "$BIN/data.ext4"
 genimage --config "$CFG" --rootpath "$tmp/root" --tmppath "$tmp/genimage" \
 	--inputpath "$BIN" --outputpath "$BIN"
 
@@ -105,4 +115,11 @@ if command -v qemu-img >/dev/null; then
 	qemu-img convert -O qcow2 "$BIN/keel-x86_64.img" "$BIN/keel-x86_64.qcow2"
 else
 	echo "post-image.sh: qemu-img not found, no qcow2 written" >&2
+fi
+
+# What a rescue system streams onto a VPS's disk (docs/install.md): the release
+# image only; the dev image's build skips it (xz on every dev build is time
+# the tests wait for).
+if [ "$XZ" = yes ]; then
+	"$BOARD/compress-image.sh" "$BIN/keel-x86_64.img"
 fi
