@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import subprocess
@@ -319,3 +320,79 @@ def test_preflight_names_all_of_buildroots_list_at_once(tmp_path):
     result = run_preflight(tmp_path, set(PREFLIGHT_TOOLS), "--download")
     assert result.returncode == 1
     assert named_tools(result.stderr) - {"/usr/bin/file"} == set(PREFLIGHT_TOOLS)
+
+
+# --- the image a rescue system streams onto a disk (docs/install.md)
+
+POST_IMAGE = BOARD / "post-image.sh"
+COMPRESS = BOARD / "compress-image.sh"
+
+
+def test_release_image_is_also_written_as_xz_with_its_sha256():
+    """make image leaves keel-x86_64.img.xz and its .sha256 beside the raw disk:
+    the defconfig asks post-image.sh for them (--xz), post-image.sh hands the
+    raw disk to compress-image.sh, whose xz is Buildroot's host-xz (no
+    BR2_PACKAGE_HOST_XZ in 2026.02.3: external.mk lists it among PACKAGES),
+    and the Makefile copies both out. The dev image's build does not ask."""
+    assert unquote(defconfig()["BR2_ROOTFS_POST_IMAGE_SCRIPT_ARGS"]) == "--xz"
+    post = POST_IMAGE.read_text()
+    assert re.search(r"^\s*--xz\) XZ=yes ;;$", post, re.M)
+    assert '"$BOARD/compress-image.sh" "$BIN/keel-x86_64.img"' in post
+    compress = COMPRESS.read_text()
+    assert '"$img.xz"' in compress and '"$img.xz.sha256"' in compress
+    assert re.search(r"^xz -T0 -6 --check=crc32 ", compress, re.M)
+    mk = (EXT / "external.mk").read_text()
+    assert re.search(r"^PACKAGES \+= \$\(filter-out \$\(PACKAGES\),host-xz\)$", mk, re.M)
+    assert "BR2_PACKAGE_HOST_XZ" not in DEFCONFIG.read_text()
+    released = re.search(r"^RELEASE_IMAGES := ((?:.*\\\n)*.*)$", (TOP / "Makefile").read_text(),
+                         re.M).group(1).replace("\\\n", " ").split()
+    assert released == ["keel-x86_64.img", "keel-x86_64.qcow2", "keel-x86_64.img.xz",
+                        "keel-x86_64.img.xz.sha256"]
+    build = (TOP / "board/keel/dev-image/build.sh").read_text()
+    assert re.search(r'"\$BOARD/post-image\.sh" "\$BIN"$', build, re.M)
+
+
+@pytest.mark.skipif(not shutil.which("xz") or not shutil.which("sha256sum"),
+                    reason="compress-image.sh runs xz and sha256sum")
+def test_compress_image_writes_what_a_rescue_system_streams(tmp_path):
+    """The .xz decompresses to the image bit for bit, with CRC32 checks (what
+    BusyBox's xz verifies), and `sha256sum -c` beside it checks it."""
+    img = tmp_path / "keel-x86_64.img"
+    raw = bytes(range(256)) * 4096 + b"\0" * (3 << 20) + b"keel" * 1024
+    img.write_bytes(raw)
+    (tmp_path / "keel-x86_64.img.xz").write_bytes(b"stale")
+    for _ in range(2):  # a second run replaces the first's files
+        result = subprocess.run([str(COMPRESS), str(img)], capture_output=True, text=True,
+                                timeout=120)
+        assert (result.returncode, result.stderr) == (0, "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "keel-x86_64.img", "keel-x86_64.img.xz", "keel-x86_64.img.xz.sha256"]
+    xz = tmp_path / "keel-x86_64.img.xz"
+    out = subprocess.run(["xz", "-dc", str(xz)], capture_output=True, check=True, timeout=60)
+    assert out.stdout == raw
+    listing = subprocess.run(["xz", "--robot", "--list", str(xz)], capture_output=True,
+                             text=True, check=True, timeout=60).stdout
+    assert re.search(r"^file\t.*\tCRC32\t", listing, re.M), listing
+    digest = hashlib.sha256(xz.read_bytes()).hexdigest()
+    assert (tmp_path / "keel-x86_64.img.xz.sha256").read_text() == \
+        f"{digest}  keel-x86_64.img.xz\n"
+    check = subprocess.run(["sha256sum", "-c", "keel-x86_64.img.xz.sha256"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=30)
+    assert check.returncode == 0 and "keel-x86_64.img.xz: OK" in check.stdout
+
+
+def test_compress_image_without_an_image_fails(tmp_path):
+    result = subprocess.run([str(COMPRESS), str(tmp_path / "missing.img")],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1 and "no image at" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_post_image_refuses_an_unknown_argument(tmp_path):
+    """Before it touches anything: a misspelt BR2_ROOTFS_POST_IMAGE_SCRIPT_ARGS
+    would otherwise build an image without its .xz."""
+    result = subprocess.run([str(POST_IMAGE), str(tmp_path), "--zx"], capture_output=True,
+                            text=True, timeout=30)
+    assert result.returncode == 1
+    assert "unknown argument --zx" in result.stderr
+    assert list(tmp_path.iterdir()) == []
