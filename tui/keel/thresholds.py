@@ -92,8 +92,9 @@ UPGRADE_SEEN_S = 120
 # scripts still running). It gets until this much uptime; one that failed (no
 # apply process; tty1 a login after CONSOLE_UI_TRIES) is judged at
 # UPGRADE_SEEN_S. Under emulation beside a loaded host both took more than
-# 120 s. The peers' handshake window counts from the apply's end.
-UPGRADE_SLOW_START_S = 300
+# 120 s, and once the UI more than 300 s (a good slot rolled back). The
+# peers' handshake window counts from the apply's end.
+UPGRADE_SLOW_START_S = 600
 # the console UI's failed starts in a row (each ending in an error within 30
 # s) before tty1 falls back to a login (/usr/share/keel/tty1)
 CONSOLE_UI_TRIES = 3

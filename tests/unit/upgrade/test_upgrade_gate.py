@@ -58,7 +58,7 @@ def test_an_apply_still_running_gets_longer_and_then_rolls_back() -> None:
     slow = {"apply": None, "apply_running": True}
     assert judge(seen(uptime=UPGRADE_SEEN_S + 60, **slow), (HUB,)) == Verdict("wait")
     assert judge(seen(uptime=UPGRADE_SLOW_START_S, **slow), (HUB,)) == Verdict(
-        "roll back", "keel apply --boot did not end in 300 s")
+        "roll back", f"keel apply --boot did not end in {UPGRADE_SLOW_START_S} s")
 
 
 def test_the_handshake_window_counts_from_the_applys_end() -> None:
