@@ -47,13 +47,15 @@ class Console:
         """Wait for the getty's login prompt, log in, set up the shell."""
         self.expect(r"login: ", timeout)
         self.child.sendline(user)
-        self.expect(r"[#$] ", 10)
+        # a bound on a hang (scaled): a pairing lab's guest booting beside two
+        # other lanes, the host's load average 12, showed no prompt in 120 s
+        self.expect(r"[#$] ", 60)
         self.set_up_shell()
 
     def set_up_shell(self) -> None:
         # Kernel messages would interleave with command output.
         self.run("dmesg -n 1; export PS1='lab# ' TERM=dumb; stty columns 2000 2>/dev/null; true",
-                 timeout=10).check()
+                 timeout=60).check()
 
     def login_with_password(self, password: str, timeout: float = 60,
                             user: str = "root") -> bool:
