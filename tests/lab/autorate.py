@@ -250,7 +250,14 @@ def fitted(rl: topo.RouterLab, hub_pub: str,
         isp.check(set_line(isp, first.down_kbit, first.up_kbit))
         edge.check("sleep 2")  # the last load's queues drain
         began = time.time()
-        busy, down, up = loaded_both_ways(edge, CALIBRATE_S)
+        try:
+            busy, down, up = loaded_both_ways(edge, CALIBRATE_S)
+        except iperf3.Iperf3Error as err:  # as in run(): once more, and say so
+            print(f"\n*** LAB WARNING: fitting the schedule: iperf3 broke off ({err}); "
+                  "once more", flush=True)
+            edge.check("sleep 2")
+            began = time.time()
+            busy, down, up = loaded_both_ways(edge, CALIBRATE_S)
         stalled = max(stalled_share(g, began, time.time()) for g in (edge, rl.hub))
         carried = min(down / fixed.down_kbit, up / fixed.up_kbit)
         seen.append({"scale": scale, "edge_busy": round(busy, 2), "stalled": round(stalled, 2),
