@@ -224,12 +224,13 @@ def stalled_share(guest: Guest, start: float, end: float) -> float:
     """The share of the seconds between `start` and `end` (the guest's clock,
     within a second or so of the host's) in which the guest's stall meter saw
     a wake-up ADAPT_OWN_STALL_MS late or later."""
+    from keel.stall.summary import StallSecond
     from keel.thresholds import ADAPT_OWN_STALL_MS
 
     lines = guest.check("tail -n 60 /run/keel/stall.jsonl", 60).splitlines()
-    seconds = [json.loads(line) for line in lines if line.startswith("{")]
-    inside = [s for s in seconds if start <= s["t"] <= end + 1]
-    return sum(s["max_ms"] >= ADAPT_OWN_STALL_MS for s in inside) / max(1, len(inside))
+    seconds = [StallSecond.from_dict(json.loads(line)) for line in lines if line.startswith("{")]
+    inside = [s for s in seconds if start <= s.t <= end + 1]
+    return sum(s.max_ms >= ADAPT_OWN_STALL_MS for s in inside) / max(1, len(inside))
 
 
 def fitted(rl: topo.RouterLab, hub_pub: str,
