@@ -15,6 +15,7 @@ from hypothesis import settings
 from tests.lab import lanes, lifetime, paths
 from tests.lab.lab import BOOTS, GUEST_CPU, Lab
 from tests.lab.paths import TOP
+from tests.lab.saved import SAVES
 
 # the keel package is tested from its source tree
 sys.path.insert(0, str(TOP / "tui"))
@@ -181,11 +182,19 @@ def pytest_terminal_summary(terminalreporter) -> None:
     every.write_text("".join(f"{s:8.1f} s  {when:8}  {nodeid}\n"
                              for s, when, nodeid in sorted(_EACH, reverse=True)))
     write(f"(every lab test's time: {every})")
+    if SAVES:
+        terminalreporter.section("guests booted to be saved (tests/lab/saved.py)")
+        for kinds, seconds, cpu in SAVES:
+            write(f"{seconds:6.1f} s  {cpu / 60:.1f} CPU-min  {', '.join(kinds)}")
     if BOOTS:
-        terminalreporter.section("time per lab boot (QEMU started -> every guest logged in)")
+        terminalreporter.section("time per lab start (QEMU started -> every guest logged in "
+                                 "or restored)")
         for name, guests, seconds in BOOTS:
             write(f"{seconds:6.1f} s  {name}: {', '.join(guests)}")
-        write(f"{sum(b[2] for b in BOOTS) / 60:6.1f} min  {len(BOOTS)} boots")
+        guests = [g for b in BOOTS for g in b[1]]
+        restored = sum(g.endswith(" (restored)") for g in guests)
+        write(f"{sum(b[2] for b in BOOTS) / 60:6.1f} min  {len(BOOTS)} labs: "
+              f"{len(guests) - restored} guests booted, {restored} restored")
     if GUEST_CPU:
         terminalreporter.section("CPU per lab guest (QEMU's user + system, over its life)")
         labs: dict[str, list[tuple[str, float, float]]] = {}

@@ -106,6 +106,14 @@ class Console:
         return Result(cmd=cmd, output=re.sub(r"\r+\n", "\n", output).strip("\n"),
                       rc=int(match.group(1)))
 
+    def begin(self, cmd: str, timeout: float = 30) -> str:
+        """Start `cmd` and return at once (end() waits for it): several
+        guests' commands then run side by side."""
+        return self._send(cmd, timeout)
+
+    def end(self, cmd: str, tag: str, timeout: float = 30) -> Result:
+        return self._result(cmd, tag, timeout)
+
     def run(self, cmd: str, timeout: float = 30) -> Result:
         """Run `cmd` in the guest's shell; its output (CRs removed) and exit code."""
         return self._result(cmd, self._send(cmd, timeout), timeout)

@@ -61,7 +61,7 @@ class Guest:
                  memory: int = 512, smp: int = 2, disk_size: str | None = None,
                  image: Path | None = None, accel: accel_mod.Accel | None = None,
                  tty1_ui: bool = False, drives: tuple[Path, ...] = (),
-                 qmp: Path | None = None) -> None:
+                 qmp: Path | None = None, boots: bool = False) -> None:
         if firmware not in ("bios", "uefi"):
             raise LabError(f"{name}: firmware must be 'bios' or 'uefi', not {firmware!r}")
         self.name = name
@@ -79,6 +79,9 @@ class Guest:
         # QEMU's machine protocol socket (tests/lab/keyboard.py types on the
         # guest's keyboard through it), or None
         self.qmp = qmp
+        # boots even where a saved state of its kind could be restored
+        # (tests/lab/saved.py): the tests of what a boot does
+        self.boots = boots
         self.image = image or dev_image()
         self.accel = accel or accel_mod.detect()
         self.nics: list[Nic] = []
@@ -100,6 +103,9 @@ class Guest:
                 "-nodefaults", "-no-user-config", "-display", "none",
                 "-chardev", "stdio,id=con0,signal=off", "-serial", "chardev:con0",
                 "-monitor", "none", "-device", "virtio-rng-pci",
+                # a new generation id on every start: a guest restored from a
+                # saved state (tests/lab/saved.py) reseeds its random generator
+                "-device", "vmgenid",
                 # a watchdog, as Proxmox and libvirt VPSes offer (reset on expiry)
                 "-device", "i6300esb", "-action", "watchdog=reset",
                 "-drive", f"file={self.overlay},if=virtio,format=qcow2"]
@@ -126,11 +132,15 @@ class Guest:
             if self.disk_size:
                 create.append(self.disk_size)
             subprocess.run(create, check=True)
+        self.spawn(self.qemu_argv(), append=not fresh)
+
+    def spawn(self, argv: list[str], append: bool) -> None:
+        """Start QEMU with `argv` on the console; its log appended to if `append`."""
         # at this lane's nice value for a boot (tests/lab/priority.py); its
-        # own once logged in (_prioritize): the quiet lane's guests first
+        # own once logged in (prioritize): the quiet lane's guests first
         nice = priority.boot_nice()
-        argv = priority.niced(self.qemu_argv(), nice)
-        self._log = open(self.log_path, "ab" if not fresh else "wb")  # noqa: SIM115 - closed in stop()
+        argv = priority.niced(argv, nice)
+        self._log = open(self.log_path, "ab" if append else "wb")  # noqa: SIM115 - closed in stop()
         self._log.write(("# " + " ".join(argv) + "\n").encode())
         self.child = pexpect.spawn(argv[0], argv[1:], logfile=None, timeout=None,
                                    echo=False, maxread=65536)
@@ -144,7 +154,7 @@ class Guest:
         more on a fresh overlay, and say so loudly; anything else fails."""
         try:
             self._console().login(timeout=timeout)
-            self._prioritize()
+            self.prioritize()
             self._tty1()
         except EmulatorCrash as crash:
             self.stop()
@@ -154,10 +164,10 @@ class Guest:
                   f"(console log kept in {kept})", file=sys.stderr, flush=True)
             self.start()
             self._console().login(timeout=timeout)
-            self._prioritize()
+            self.prioritize()
             self._tty1()
 
-    def _prioritize(self) -> None:
+    def prioritize(self) -> None:
         """Booted: this lane's nice value for its guests, if not the boot's
         (lower: the quiet lane's; root, as the lab runs)."""
         nice = priority.lane_nice()

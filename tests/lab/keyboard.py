@@ -5,12 +5,11 @@ read back from the guest's /dev/vcs1 (tests/vm/test_login.py)."""
 
 from __future__ import annotations
 
-import json
-import socket
 import string
 from pathlib import Path
 
 from tests.lab.paths import LabError
+from tests.lab.qmp import Qmp
 
 # QEMU's QKeyCode names of the characters the tests type
 _NAMED = {"\n": "ret", " ": "spc", "-": "minus", ".": "dot", "/": "slash", "=": "equal",
@@ -37,41 +36,15 @@ def qcodes(char: str) -> list[str]:
 
 class Keyboard:
     def __init__(self, qmp: Path, timeout: float = 30) -> None:
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        try:
-            self.sock.connect(str(qmp))
-        except OSError as err:
-            raise LabError(f"keyboard: no QMP socket at {qmp}: {err}") from None
-        self.file = self.sock.makefile("rwb")
-        self._reply()  # the greeting
-        self._command("qmp_capabilities")
-
-    def _reply(self) -> dict:
-        while True:
-            line = self.file.readline()
-            if not line:
-                raise LabError("keyboard: QMP closed")
-            message = json.loads(line)
-            if "event" not in message:
-                return message
-
-    def _command(self, name: str, **arguments) -> dict:
-        self.file.write(json.dumps({"execute": name, "arguments": arguments}).encode() + b"\n")
-        self.file.flush()
-        reply = self._reply()
-        if "error" in reply:
-            raise LabError(f"keyboard: {name}: {reply['error']}")
-        return reply
+        self.qmp = Qmp(qmp, timeout, what="keyboard")
 
     def type(self, text: str) -> None:
         for char in text:
             keys = [{"type": "qcode", "data": key} for key in qcodes(char)]
-            self._command("send-key", keys=keys, **{"hold-time": 30})
+            self.qmp.command("send-key", keys=keys, **{"hold-time": 30})
 
     def close(self) -> None:
-        self.file.close()
-        self.sock.close()
+        self.qmp.close()
 
     def __enter__(self) -> Keyboard:
         return self

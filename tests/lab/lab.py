@@ -6,18 +6,23 @@ traffic never leaves it, and no guest gets QEMU's user-mode network.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
 from tests.lab import accel as accel_mod
+from tests.lab import saved as saved_mod
 from tests.lab.guest import BOOT_TIMEOUT, Guest, Nic
 from tests.lab.paths import LabError
 
-# every lab booted in this process: (its work directory's name, its guests,
-# seconds from QEMU's start to the last login); `make test` prints them
+# every lab started in this process: (its work directory's name, its guests,
+# each marked " (restored)" if it was, seconds from QEMU's start to the last
+# guest logged in or restored); `make test` prints them
 BOOTS: list[tuple[str, tuple[str, ...], float]] = []
+# KEEL_LAB_RESTORE=0: every guest boots (tests/lab/saved.py otherwise)
+RESTORE = os.environ.get("KEEL_LAB_RESTORE", "1") != "0"
 # every guest stopped in this process: (its lab's work directory, the
 # guest's name, CPU seconds its QEMU took over its life, seconds it lived)
 GUEST_CPU: list[tuple[str, str, float, float]] = []
@@ -53,15 +58,25 @@ class Lab:
             guest.nics.append(Nic(link=name, mac=mac, local=socks[i], remote=socks[1 - i]))
 
     def start(self, timeout: float = BOOT_TIMEOUT) -> None:
-        """Boot every guest in parallel, then log in to each."""
+        """Start every guest: restored from its kind's saved state
+        (tests/lab/saved.py), or booted in parallel and logged in."""
         began = time.monotonic()
-        for guest in self.guests.values():
+        kinds = {name: saved_mod.kind_of(g) if RESTORE else None
+                 for name, g in self.guests.items()}
+        booting = [g for name, g in self.guests.items() if kinds[name] is None]
+        for guest in booting:
             guest.start()
+        states = saved_mod.saved({k for k in kinds.values() if k is not None}, self.accel,
+                                 timeout)
+        restored = saved_mod.restore([(g, states[kinds[name]]) for name, g in self.guests.items()
+                                      if kinds[name] is not None], timeout)
         # they boot side by side: allow for sharing the host's cores
-        share = max(1.0, len(self.guests) / 2)
-        for guest in self.guests.values():
+        share = max(1.0, len(booting) / 2)
+        for guest in booting:
             guest.wait_for_login(timeout * share)
-        BOOTS.append((self.workdir.name, tuple(self.guests), time.monotonic() - began))
+        BOOTS.append((self.workdir.name,
+                      tuple(n + (" (restored)" if n in restored else "") for n in self.guests),
+                      time.monotonic() - began))
 
     def close(self) -> None:
         for guest in self.guests.values():

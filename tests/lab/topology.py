@@ -76,8 +76,8 @@ def build(lab: Lab, *, lan: bool = False, isp: bool = False, smp: int = 2) -> Ro
     real router has (measured: download p95 +16..40 ms with 2, +3..10 with 1)."""
     edge = lab.guest("edge", smp=smp)
     hub = lab.guest("hub", smp=smp)
-    client = lab.guest("lan", smp=1, memory=384) if lan else None
-    middle = lab.guest("isp", smp=1, memory=384) if isp else None
+    client = lab.guest("lan", smp=1) if lan else None
+    middle = lab.guest("isp", smp=1) if isp else None
     # the edge's WAN is its first NIC (eth0 in the shipped default), LAN its second
     if middle:
         lab.link("up", edge, middle)

@@ -83,10 +83,10 @@ dhcp_end = "{net}.199"
 def lab(make_module_lab):
     lab = make_module_lab()
     hub = lab.guest("hub", smp=1)
-    isp = lab.guest("isp", smp=1, memory=384, drives=(labtools.disk(),))
+    isp = lab.guest("isp", smp=1, drives=(labtools.disk(),))
     edge_a = lab.guest("edge-a", smp=1)
     edge_b = lab.guest("edge-b", smp=1)
-    lan = lab.guest("lan", smp=1, memory=256)
+    lan = lab.guest("lan", smp=1)
     lab.link("up", edge_a, isp)
     lab.link("core", isp, hub)
     lab.link("up2", edge_b, isp)
