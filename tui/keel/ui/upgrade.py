@@ -34,9 +34,9 @@ from keel.ui.lines import LinesPanel
 from keel.ui.screens import ConfirmScreen, Footer, progress_bar
 from keel.ui.settings import countdown_bar
 from keel.upgrade import flow, system
-from keel.upgrade.cli import TargetError, check_target
 from keel.upgrade.record import Pending
 from keel.upgrade.slots import SlotView, UpgradeStatus
+from keel.upgrade.target import TargetError, check_target
 
 ReadStatus = Callable[[], UpgradeStatus]
 Install = Callable[[str, flow.Progress, flow.Say, flow.Ask], Pending]
