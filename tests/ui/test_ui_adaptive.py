@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from keel.ui.frame import Frame
-from keel.ui.lines import LinesPanel
+from keel.ui.bars import CONSOLE_BARS, MODERN_BARS
 from keel.ui.profile import CONSOLE, CONSOLE_BLOCKS, MODERN
-from keel.ui.spark import CONSOLE_BARS, MODERN_BARS
+from keel.ui.widgets.frame import Frame
+from keel.ui.widgets.lines import LinesPanel
 from tests.ui.uihelpers import StepClock, asynctest, make_app, screen_lines, settle
 
 CONSOLE_FONT = {chr(c) for c in range(32, 127)} | set(CONSOLE_BLOCKS)

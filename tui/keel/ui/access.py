@@ -19,7 +19,7 @@ from keel.access.cli import NO_PASSWORD_MEANS
 from keel.access.password import PasswordStore, RootPassword
 from keel.access.ssh_keys import KeyStore, write_authorized_keys
 from keel.parse.ssh_key import parse_public_key, split_key_lines
-from keel.ui.lines import LinesPanel
+from keel.ui.widgets.lines import LinesPanel
 
 WHY = ("Root's password guards the console's login and the UI's shell key [!]. "
        "SSH never takes it (keys only).")

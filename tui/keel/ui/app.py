@@ -20,7 +20,6 @@ from keel.ui.access import AccessScreen, SetPasswordScreen
 from keel.ui.profile import MODERN, Profile, theme_name
 from keel.ui.screens import (
     DashboardScreen,
-    Footer,
     MessageScreen,
     PasswordScreen,
     SelfTestScreen,
@@ -28,7 +27,8 @@ from keel.ui.screens import (
 )
 from keel.ui.selftest import MeasuredRates, RecommendedRates, SelfTestRunner
 from keel.ui.shell import RootPassword, RootShell
-from keel.ui.typeahead import Typeahead
+from keel.ui.widgets.footer import Footer
+from keel.ui.widgets.typeahead import Typeahead
 from keel.upgrade.record import Records
 
 ApplyRates = Callable[[RecommendedRates], str]
@@ -175,7 +175,7 @@ class KeelApp(App):
         # first boot: the setup wizard when this file is absent (None: never)
         self.user_config = user_config
         self.make_setup = setup
-        # keys typed ahead of the UI taken one at a time (keel.ui.typeahead);
+        # keys typed ahead of the UI taken one at a time (keel.ui.widgets.typeahead);
         # None: on a terminal, off headless (the tests' pilot waits itself)
         self.typeahead_on = typeahead
         self._typeahead: Typeahead | None = None

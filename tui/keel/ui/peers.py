@@ -19,10 +19,10 @@ from textual.widgets import DataTable, Input, Static
 
 from keel.apply.confirmed import KEEL, Run, _run, last_line
 from keel.pair.peers import PeerRow, cells, read_peer_rows
-from keel.ui.bigtext import big_text
 from keel.ui.forwards import ForwardsPanel
 from keel.ui.screens import ConfirmScreen
 from keel.ui.setup import pair_after_setup
+from keel.ui.widgets.bigtext import big_text
 
 CODE_LINE = re.compile(r"^\s+code\s+(\d{4}-\d{4})\s*$")
 Pair = Callable[[str, str, str, Callable[[str], None]], tuple[bool, str]]

@@ -21,14 +21,15 @@ from keel.metrics.snapshots import CakeSnapshot, LatencySnapshot, TunnelSnapshot
 from keel.selftest.events import Event, Failed, Progress, Sample
 from keel.selftest.results import TestResult
 from keel.ui import panels, signals
-from keel.ui.bigtext import big_text
-from keel.ui.frame import Frame, frame, set_title
-from keel.ui.lines import LinesPanel
-from keel.ui.plot import LatencyPlot
 from keel.ui.polling import Polled, PollSchedule, poll_each
 from keel.ui.selftest import MeasuredRates, Outcome, RecommendedRates, failure, outcome
 from keel.ui.selftest_latency import SelfTestLatency
-from keel.ui.spark import CONSOLE_BARS, MODERN_BARS, RateSparkline
+from keel.ui.widgets.bigtext import big_text
+from keel.ui.widgets.footer import Footer
+from keel.ui.widgets.frame import Frame, frame, set_title
+from keel.ui.widgets.lines import LinesPanel
+from keel.ui.widgets.plot import LatencyPlot
+from keel.ui.widgets.sparkline import CONSOLE_BARS, MODERN_BARS, RateSparkline
 
 if TYPE_CHECKING:
     from keel.ui.app import KeelApp
@@ -153,21 +154,6 @@ class PollingScreen(Screen):
         self.query_one("#latency", LinesPanel).set_lines(
             panels.latency_lines(snapshot, plot.model.glyphs))
         plot.show(snapshot)
-
-
-class Footer(Static):
-    """Keys, or a message for a while (no toasts: they animate and draw glyphs)."""
-
-    def __init__(self, keys: str, **kwargs) -> None:
-        super().__init__(Text(keys), **kwargs)
-        self.keys = keys
-        self._say_timer = None
-
-    def say(self, text: str, seconds: float = 8.0) -> None:
-        self.update(Text(text, style="bold"))
-        if self._say_timer is not None:
-            self._say_timer.stop()
-        self._say_timer = self.set_timer(seconds, lambda: self.update(Text(self.keys)))
 
 
 class DashboardScreen(PollingScreen):

@@ -39,8 +39,9 @@ from keel.config.load import parse_config
 from keel.config.schema import Config
 from keel.state.revisions import Revision, RevisionStore
 from keel.ui import settings_model as model
-from keel.ui.lines import LinesPanel
-from keel.ui.screens import ConfirmScreen, Footer, MessageScreen
+from keel.ui.screens import ConfirmScreen, MessageScreen
+from keel.ui.widgets.footer import Footer
+from keel.ui.widgets.lines import LinesPanel
 
 PROPOSED = Path("/run/keel/proposed-settings.toml")
 KEPT, ROLLED_BACK, NO_ANSWER, NOT_ROLLED_BACK = (

@@ -31,8 +31,9 @@ from keel.parse.ipaddr import Nic
 from keel.state.revisions import RevisionStore
 from keel.ui import settings_model
 from keel.ui import setup_model as model
-from keel.ui.screens import ConfirmScreen, Footer, MessageScreen
+from keel.ui.screens import ConfirmScreen, MessageScreen
 from keel.ui.settings import KEPT, ConfigActions, ReviewScreen
+from keel.ui.widgets.footer import Footer
 
 ReadNics = Callable[[], Sequence[Nic]]
 Say = Callable[[str], None]

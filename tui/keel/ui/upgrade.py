@@ -29,10 +29,11 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Static
 
 from keel.shown import shown
-from keel.ui.frame import Frame, frame
-from keel.ui.lines import LinesPanel
-from keel.ui.screens import ConfirmScreen, Footer, progress_bar
+from keel.ui.screens import ConfirmScreen, progress_bar
 from keel.ui.settings import countdown_bar
+from keel.ui.widgets.footer import Footer
+from keel.ui.widgets.frame import Frame, frame
+from keel.ui.widgets.lines import LinesPanel
 from keel.upgrade import flow, system
 from keel.upgrade.record import Pending
 from keel.upgrade.slots import SlotView, UpgradeStatus
