@@ -105,7 +105,8 @@ async def throughput_then_a(pilot, app, screen=None) -> None:
 
 @asynctest
 async def test_a_then_a_applies_adaptive_cake_by_the_rule():
-    from keel.ui.screens import ConfirmScreen, RatesConfirmScreen
+    from keel.ui.dialogs import ConfirmScreen
+    from keel.ui.screens import RatesConfirmScreen
     from keel.ui.selftest import MeasuredRates, RecommendedRates
 
     hooks = Applied()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from keel.selftest.events import Failed, Progress
+from keel.ui.dialogs import ConfirmScreen, MessageScreen
 from keel.ui.profile import CONSOLE, MODERN
-from keel.ui.screens import ConfirmScreen, MessageScreen, PasswordScreen, SelfTestScreen
+from keel.ui.screens import PasswordScreen, SelfTestScreen
 from keel.ui.selftest import FakeSelfTestRunner, RecommendedRates
 from keel.ui.widgets.lines import LinesPanel
 from tests.ui.uihelpers import (

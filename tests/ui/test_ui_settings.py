@@ -15,14 +15,9 @@ from keel.config.dump import to_toml
 from keel.config.load import parse_config
 from keel.state.revisions import RevisionStore
 from keel.ui import settings_model as model
-from keel.ui.screens import ConfirmScreen
-from keel.ui.settings import (
-    ConfigActions,
-    CountdownScreen,
-    ReviewScreen,
-    RevisionsScreen,
-    SettingsScreen,
-)
+from keel.ui.config_actions import ConfigActions
+from keel.ui.dialogs import ConfirmScreen, CountdownScreen, ReviewScreen
+from keel.ui.settings import RevisionsScreen, SettingsScreen
 from tests.ui.uihelpers import asynctest, make_app, screen_lines, settle
 
 EDGE = (Path(keel.config.__file__).parent / "examples" / "edge.toml").read_text()

@@ -17,10 +17,10 @@ from keel.access.password import PasswordStore
 from keel.access.ssh_keys import KeyStore
 from keel.shown import shown
 from keel.ui.access import AccessScreen, SetPasswordScreen
+from keel.ui.dialogs import MessageScreen
 from keel.ui.profile import MODERN, Profile, theme_name
 from keel.ui.screens import (
     DashboardScreen,
-    MessageScreen,
     PasswordScreen,
     SelfTestScreen,
     VerdictsScreen,

@@ -19,8 +19,8 @@ from textual.widgets import DataTable, Input, Static
 
 from keel.apply.confirmed import KEEL, Run, _run, last_line
 from keel.pair.peers import PeerRow, cells, read_peer_rows
+from keel.ui.dialogs import ConfirmScreen
 from keel.ui.forwards import ForwardsPanel
-from keel.ui.screens import ConfirmScreen
 from keel.ui.setup import pair_after_setup
 from keel.ui.widgets.bigtext import big_text
 

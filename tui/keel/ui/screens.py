@@ -21,6 +21,8 @@ from keel.metrics.snapshots import CakeSnapshot, LatencySnapshot, TunnelSnapshot
 from keel.selftest.events import Event, Failed, Progress, Sample
 from keel.selftest.results import TestResult
 from keel.ui import panels, signals
+from keel.ui.dialogs import ConfirmScreen
+from keel.ui.fmt import progress_bar
 from keel.ui.polling import Polled, PollSchedule, poll_each
 from keel.ui.selftest import MeasuredRates, Outcome, RecommendedRates, failure, outcome
 from keel.ui.selftest_latency import SelfTestLatency
@@ -318,11 +320,6 @@ class VerdictsScreen(PollingScreen):
         self.app.pop_screen()
 
 
-def progress_bar(fraction: float, width: int = 30) -> str:
-    done = max(0, min(width, round(fraction * width)))
-    return "[" + "#" * done + "." * (width - done) + f"] {fraction * 100:3.0f}%"
-
-
 class SelfTestScreen(PollingScreen):
     """Runs a test and shows its progress, its own latency probes (the `sample`
     events: no pinger of the screen's own) and its outcome."""
@@ -521,22 +518,6 @@ class SelfTestScreen(PollingScreen):
         self.app.call_from_thread(self.set_status, said, None)
 
 
-class ConfirmScreen(ModalScreen[bool]):
-    BINDINGS: ClassVar[list[Binding]] = [
-        Binding("y", "answer(True)", "yes"), Binding("n", "answer(False)", "no"),
-        Binding("escape", "answer(False)", "no")]
-
-    def __init__(self, question: str) -> None:
-        super().__init__()
-        self.question = question
-
-    def compose(self) -> ComposeResult:
-        yield Static(f"{self.question}\n\n[y] yes   [n] no", id="dialog", markup=False)
-
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
-
-
 def adaptive_choice(rates: RecommendedRates, measured: MeasuredRates) -> str:
     """What [a] adaptive would apply, Mbit/s min-base-max a direction (the
     rule: keel.apply.rates.adaptive_bounds)."""
@@ -592,20 +573,6 @@ class RatesConfirmScreen(ConfirmScreen):
             self.app.bell()  # not offered: the dialog says why
             return
         self.dismiss(choice or None)
-
-
-class MessageScreen(ModalScreen[None]):
-    BINDINGS: ClassVar[list[Binding]] = [Binding("escape,enter,space,q", "close", "close")]
-
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.text = text
-
-    def compose(self) -> ComposeResult:
-        yield Static(f"{self.text}\n\n[enter] close", id="dialog", markup=False)
-
-    def action_close(self) -> None:
-        self.dismiss(None)
 
 
 class PasswordScreen(ModalScreen[bool]):

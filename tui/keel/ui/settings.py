@@ -11,7 +11,6 @@ Every command goes through ConfigActions (`python -m keel.cli ...`), whose
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -19,7 +18,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import (
     DataTable,
@@ -31,64 +30,24 @@ from textual.widgets import (
     TabPane,
 )
 
-from keel.apply import rates
-from keel.apply.rates import CONFIRM_SECONDS, KEEL, Run
+from keel.apply.rates import CONFIRM_SECONDS
 from keel.config.dump import to_toml
 from keel.config.errors import ConfigError
 from keel.config.load import parse_config
 from keel.config.schema import Config
 from keel.state.revisions import Revision, RevisionStore
 from keel.ui import settings_model as model
-from keel.ui.screens import ConfirmScreen, MessageScreen
+from keel.ui.config_actions import ConfigActions
+from keel.ui.dialogs import (
+    KEPT,
+    NO_ANSWER,
+    ROLLED_BACK,
+    ConfirmScreen,
+    MessageScreen,
+    review_and_apply,
+)
+from keel.ui.fmt import cut, last_line
 from keel.ui.widgets.footer import Footer
-from keel.ui.widgets.lines import LinesPanel
-
-PROPOSED = Path("/run/keel/proposed-settings.toml")
-KEPT, ROLLED_BACK, NO_ANSWER, NOT_ROLLED_BACK = (
-    "kept", "rolled back", "rolled back (no answer)", "not rolled back")
-
-
-class ConfigActions:
-    """keel's commands as the settings screens use them; each returns (ok,
-    what keel said). `run` takes an argv and returns a CompletedProcess; by
-    default keel.apply.rates' runner (the console's one starter of `keel
-    apply`: this module starts no process of its own)."""
-
-    def __init__(self, run: Run | None = None, proposed: Path = PROPOSED,
-                 keel: tuple[str, ...] = KEEL) -> None:
-        self.run: Run = run or rates._run
-        self.proposed, self.keel = proposed, keel
-
-    def _call(self, *args: str) -> tuple[bool, str]:
-        try:
-            proc = self.run([*self.keel, *args])
-        except OSError as err:
-            return False, f"cannot run keel: {err.strerror or err}"
-        said = [s.strip() for s in (proc.stdout, proc.stderr) if s and s.strip()]
-        return proc.returncode == 0, "\n".join(said) or f"exit {proc.returncode}"
-
-    def propose(self, text: str) -> Path:
-        """Write the proposed config where apply will read it (raises OSError)."""
-        self.proposed.parent.mkdir(parents=True, exist_ok=True)
-        self.proposed.write_text(text)
-        return self.proposed
-
-    def dry_run(self, path: Path) -> tuple[bool, str]:
-        return self._call("apply", "--dry-run", str(path))
-
-    def apply_confirm(self, path: Path, seconds: float) -> tuple[bool, str]:
-        return self._call("apply", "--confirm", str(round(seconds)), str(path))
-
-    def confirm(self) -> tuple[bool, str]:
-        return self._call("confirm")
-
-    def rollback(self, number: int | None = None) -> tuple[bool, str]:
-        return self._call("rollback", *([] if number is None else [str(number)]))
-
-
-def _last(text: str) -> str:
-    lines = text.strip().splitlines()
-    return lines[-1] if lines else ""
 
 
 def _slug(path: str) -> str:
@@ -346,9 +305,8 @@ class SettingsScreen(Screen[None]):
         if text == self.base_text:
             self.say("nothing changed")
             return
-        self.app.push_screen(ReviewScreen(self.base_text, text, self.actions, self.confirm_s,
-                                          self.revisions.current_number(), id="review-screen"),
-                             self._reviewed)
+        review_and_apply(self.app, self.base_text, text, self.actions, self.revisions,
+                         self.confirm_s, self._reviewed)
 
     def _reviewed(self, result: tuple[str, str] | None) -> None:
         if result is None:
@@ -394,240 +352,12 @@ class SettingsScreen(Screen[None]):
             "will be forgotten."), answered)
 
 
-# --- the review ---------------------------------------------------------------
-
-class ReviewScreen(Screen[tuple[str, str] | None]):
-    """The diff of the config and `keel apply --dry-run`'s plan of the
-    proposed file; [y] applies it with confirm. Dismisses with (outcome,
-    what to say) once the countdown is answered, or None ([esc])."""
-
-    BINDINGS: ClassVar[list[Binding]] = [
-        Binding("y", "apply", "apply with confirm"),
-        Binding("escape", "back", "back"),
-    ]
-    CSS = """
-    ReviewScreen #review-body { height: 1fr; scrollbar-size: 0 0; }
-    """
-
-    def __init__(self, old_text: str, new_text: str, actions: ConfigActions,
-                 confirm_s: float = CONFIRM_SECONDS, previous: int | None = None,
-                 **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.old_text, self.new_text = old_text, new_text
-        self.actions, self.confirm_s, self.previous = actions, confirm_s, previous
-        self.state = "planning"  # -> ready | failed -> applying -> applied
-        self.path: Path | None = None
-        self.keys = (f"[y] apply with confirm ({round(confirm_s)} s to keep it)  "
-                     "[up][down] scroll  [esc] back")
-
-    def compose(self) -> ComposeResult:
-        with VerticalScroll(id="review-body"):
-            yield LinesPanel(id="review-diff")
-            yield LinesPanel(id="review-plan")
-        yield Footer(self.keys, id="footer")
-
-    def on_mount(self) -> None:
-        changes = model.diff(self.old_text, self.new_text)
-        lines = [Text(f"REVIEW  the config: {len(changes)} changed line"
-                      f"{'' if len(changes) == 1 else 's'}", style="bold")]
-        lines += [Text("  " + line, style="red" if line.startswith("-") else "green")
-                  for line in changes]
-        self.query_one("#review-diff", LinesPanel).set_lines(lines)
-        self._plan_lines([Text("  running keel apply --dry-run ...", style="dim")])
-        self.query_one("#review-body").focus()
-        self._plan()
-
-    def _plan_lines(self, lines: list[Text]) -> None:
-        head = Text("PLAN  what changes on the system (keel apply --dry-run)", style="bold")
-        self.query_one("#review-plan", LinesPanel).set_lines([Text(""), head, *lines])
-
-    @work(thread=True, exclusive=True, group="review", exit_on_error=False)
-    def _plan(self) -> None:
-        try:
-            path = self.actions.propose(self.new_text)
-        except OSError as err:
-            self.app.call_from_thread(self._planned, None, False,
-                                      f"cannot write {self.actions.proposed}: "
-                                      f"{err.strerror or err}")
-            return
-        ok, said = self.actions.dry_run(path)
-        self.app.call_from_thread(self._planned, path, ok, said)
-
-    def _planned(self, path: Path | None, ok: bool, said: str) -> None:
-        if not self.is_attached:
-            return
-        self.path = path
-        self.state = "ready" if ok else "failed"
-        style = "" if ok else "bold red"
-        lines = [Text("  " + line, style=style) for line in said.splitlines()]
-        if not ok:
-            lines.append(Text("  the dry run failed: nothing can be applied", style="bold"))
-        self._plan_lines(lines)
-
-    def action_apply(self) -> None:
-        footer = self.query_one(Footer)
-        if self.state == "planning":
-            footer.say("wait for the plan (keel apply --dry-run)")
-            return
-        if self.state == "failed" or self.path is None:
-            footer.say("not applied: the dry run failed")
-            return
-        if self.state != "ready":
-            return
-        self.state = "applying"
-        footer.say(f"applying with confirm ({round(self.confirm_s)} s) ...", 600)
-        self._apply(self.path)
-
-    @work(thread=True, exclusive=True, group="review", exit_on_error=False)
-    def _apply(self, path: Path) -> None:
-        ok, said = self.actions.apply_confirm(path, self.confirm_s)
-        self.app.call_from_thread(self._applied, ok, said)
-
-    def _applied(self, ok: bool, said: str) -> None:
-        if not self.is_attached:
-            return
-        if not ok:
-            self.state = "ready"
-            self.query_one(Footer).say(f"not applied: {_last(said)}", 30)
-            return
-        self.state = "applied"
-        self.app.push_screen(CountdownScreen(self.actions, self.confirm_s, self.previous,
-                                             said, id="countdown-screen"), self.dismiss)
-
-    def action_back(self) -> None:
-        if self.state in ("applying", "applied"):
-            self.query_one(Footer).say("applying: answer the question first")
-            return
-        self.dismiss(None)
-
-
-def countdown_bar(remaining: float, total: float, width: int = 40) -> str:
-    fraction = max(0.0, min(1.0, remaining / total)) if total > 0 else 0.0
-    done = round(fraction * width)
-    return "[" + "#" * done + "-" * (width - done) + f"] {max(0, int(remaining + 0.999))} s"
-
-
-class CountdownScreen(ModalScreen[tuple[str, str]]):
-    """'Keep these settings?' with the time left. [y] keeps them (`keel
-    confirm`), [n] rolls back at once; no answer: keel apply --confirm's own
-    watcher rolls back, and the screen says so. Dismisses with (outcome, what
-    to say) on [enter] once answered."""
-
-    BINDINGS: ClassVar[list[Binding]] = [
-        Binding("y", "keep", "keep"),
-        Binding("n", "reject", "roll back"),
-        Binding("enter,escape", "close", "close"),
-    ]
-    CSS = """
-    CountdownScreen #countdown-title { text-style: bold; }
-    """
-
-    def __init__(self, actions: ConfigActions, seconds: float = CONFIRM_SECONDS,
-                 previous: int | None = None, applied: str = "", **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.actions, self.seconds, self.previous = actions, seconds, previous
-        self.applied = applied
-        self.state = "asking"  # -> answering -> done
-        self.outcome: tuple[str, str] = (NO_ANSWER, "")
-        self.deadline = 0.0
-        self._timer: Any = None
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Static("KEEP THESE SETTINGS?", id="countdown-title", markup=False)
-            yield Static(_last(self.applied) or "applied", id="countdown-applied",
-                         markup=False)
-            yield Static("", id="countdown-bar", markup=False)
-            yield Static("", id="countdown-said", markup=False)
-            yield Static("[y] keep  [n] roll back now", id="countdown-keys", markup=False)
-
-    def on_mount(self) -> None:
-        self.deadline = time.monotonic() + self.seconds
-        self._timer = self.set_interval(0.25, self._tick)
-        self._tick()
-
-    def _back_to(self) -> str:
-        return f"revision {self.previous}" if self.previous is not None else \
-            "the revision before"
-
-    def _tick(self) -> None:
-        if self.state != "asking":
-            return
-        remaining = self.deadline - time.monotonic()
-        self.query_one("#countdown-bar", Static).update(
-            countdown_bar(remaining, self.seconds))
-        if remaining > 0:
-            self.query_one("#countdown-said", Static).update(
-                f"no answer: rolls back to {self._back_to()} by itself")
-            return
-        self._done(NO_ANSWER, f"{NO_ANSWER}: keel put {self._back_to()} back")
-
-    def _stop(self) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
-
-    def _done(self, outcome: str, said: str) -> None:
-        self._stop()
-        self.state = "done"
-        self.outcome = (outcome, said)
-        self.query_one("#countdown-said", Static).update(said)
-        self.query_one("#countdown-keys", Static).update("[enter] close")
-
-    def action_keep(self) -> None:
-        if self.state != "asking":
-            return
-        self.state = "answering"
-        self._stop()
-        self.query_one("#countdown-said", Static).update("keeping ...")
-        self._keep()
-
-    @work(thread=True, exclusive=True, group="countdown", exit_on_error=False)
-    def _keep(self) -> None:
-        ok, said = self.actions.confirm()
-        if not ok:
-            result = (NOT_ROLLED_BACK, f"keel confirm failed: {_last(said)}")
-        elif "nothing to confirm" in said:
-            result = (NO_ANSWER, "too late: keel had rolled back already")
-        else:
-            result = (KEPT, "kept: these settings stay")
-        self.app.call_from_thread(self._done, *result)
-
-    def action_reject(self) -> None:
-        if self.state != "asking":
-            return
-        self.state = "answering"
-        self._stop()
-        self.query_one("#countdown-said", Static).update(f"rolling back to {self._back_to()}"
-                                                         " ...")
-        self._reject()
-
-    @work(thread=True, exclusive=True, group="countdown", exit_on_error=False)
-    def _reject(self) -> None:
-        ok, said = self.actions.rollback(self.previous)
-        if ok:
-            self.actions.confirm()  # the rollback is done: stop the watcher's own
-            result = (ROLLED_BACK, f"rolled back to {self._back_to()}")
-        else:  # the watcher still rolls back at the deadline
-            result = (NOT_ROLLED_BACK, f"rollback failed: {_last(said)} (keel still rolls "
-                                       "back by itself when the time is up)")
-        self.app.call_from_thread(self._done, *result)
-
-    def action_close(self) -> None:
-        if self.state == "done":
-            self.dismiss(self.outcome)
-
-
 # --- the revisions --------------------------------------------------------------
 
 def _when(rev: Revision) -> str:
     if not rev.applied_at:
         return "?"
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(rev.applied_at))
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def revision_rows(store: RevisionStore) -> list[tuple[int, str, str, str, bool]]:
@@ -705,8 +435,8 @@ class RevisionsScreen(Screen[None]):
         table.clear()
         self.rows = {row[0]: row for row in rows}
         for number, when, note, changed, current in rows:
-            table.add_row("*" if current else "", str(number), when, _cut(note, 20),
-                          _cut(changed, 27), key=str(number))
+            table.add_row("*" if current else "", str(number), when, cut(note, 20),
+                          cut(changed, 27), key=str(number))
         if not rows:
             self.say(f"no revisions yet in {self.store.root}")
 
@@ -734,8 +464,8 @@ class RevisionsScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="revisions-rollback", exit_on_error=False)
     def _rollback(self, number: int) -> None:
         ok, said = self.actions.rollback(number)
-        text = (f"rolled back to revision {number}: {_last(said)}" if ok else
-                f"not rolled back to revision {number}: {_last(said)}")
+        text = (f"rolled back to revision {number}: {last_line(said)}" if ok else
+                f"not rolled back to revision {number}: {last_line(said)}")
         self.app.call_from_thread(self._rolled, text)
 
     def _rolled(self, text: str) -> None:

@@ -31,8 +31,9 @@ from keel.parse.ipaddr import Nic
 from keel.state.revisions import RevisionStore
 from keel.ui import settings_model
 from keel.ui import setup_model as model
-from keel.ui.screens import ConfirmScreen, MessageScreen
-from keel.ui.settings import KEPT, ConfigActions, ReviewScreen
+from keel.ui.config_actions import ConfigActions
+from keel.ui.dialogs import KEPT, ConfirmScreen, MessageScreen, review_and_apply
+from keel.ui.fmt import cut
 from keel.ui.widgets.footer import Footer
 
 ReadNics = Callable[[], Sequence[Nic]]
@@ -137,10 +138,6 @@ class NicTable(DataTable):
         if self.row_count:
             key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
             self.post_message(self.Picked(which, str(key)))
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 NIC_COLUMNS = (("use", 4), ("name", 10), ("MAC", 18), ("driver", 11), ("link", 11),
@@ -328,9 +325,9 @@ class SetupScreen(Screen[None]):
             table.add_column(label, width=width, key=label)
         a = self.answers
         for nic in self.nics:
-            table.add_row(model.nic_use(a, nic.name), _cut(nic.name, 9), nic.mac,
-                          _cut(nic.driver or "-", 10), nic.state,
-                          _cut(", ".join(nic.addresses) or "-", 24), key=nic.name)
+            table.add_row(model.nic_use(a, nic.name), cut(nic.name, 9), nic.mac,
+                          cut(nic.driver or "-", 10), nic.state,
+                          cut(", ".join(nic.addresses) or "-", 24), key=nic.name)
         names = [n.name for n in self.nics]
         if a.wan_interface in names:
             table.move_cursor(row=names.index(a.wan_interface))
@@ -471,9 +468,8 @@ class SetupScreen(Screen[None]):
         except ConfigError as err:
             self.say(f"not reviewed: {err.summary()}")
             return
-        self.app.push_screen(ReviewScreen(self.base_text, text, self.actions, self.confirm_s,
-                                          self.revisions.current_number(), id="review-screen"),
-                             self._reviewed)
+        review_and_apply(self.app, self.base_text, text, self.actions, self.revisions,
+                         self.confirm_s, self._reviewed)
 
     def _reviewed(self, result: tuple[str, str] | None) -> None:
         if result is None:
