@@ -23,8 +23,8 @@ from keel.pair.peers import PeerRow
 from keel.state.revisions import RevisionStore
 from keel.ui.config_actions import ConfigActions
 from keel.ui.dialogs import ConfirmScreen, CountdownScreen, ReviewScreen
-from keel.ui.forwards import ForwardFormScreen, ForwardsPanel
-from keel.ui.peers import PeersScreen
+from keel.ui.screens.forwards import ForwardFormScreen, ForwardsPanel
+from keel.ui.screens.peers import PeersScreen
 from tests.ui.test_ui_settings import FakeKeel
 from tests.ui.uihelpers import asynctest, make_app, screen_lines, settle
 from tests.unit.forwards.forwards_configs import HUB_WITH_WEB

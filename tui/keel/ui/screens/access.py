@@ -5,18 +5,21 @@ fingerprint). Both are kept on /data (keel.access)."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+import time
+from typing import ClassVar, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Static
+from textual.worker import Worker, WorkerState
 
 from keel.access.cli import NO_PASSWORD_MEANS
 from keel.access.password import PasswordStore, RootPassword
 from keel.access.ssh_keys import KeyStore, write_authorized_keys
 from keel.parse.ssh_key import parse_public_key, split_key_lines
+from keel.ui.app_protocol import ConsoleApp
 from keel.ui.dialogs import ConfirmScreen
 from keel.ui.widgets.lines import LinesPanel
 from keel.ui.widgets.paste_input import GuardedPasteInput
@@ -201,3 +204,66 @@ class AccessScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+
+class PasswordScreen(ModalScreen[bool]):
+    """Asks for the root password; dismisses True once it is right."""
+
+    BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "cancel", "cancel")]
+    MAX_TRIES = 3
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tries = 0
+
+    def compose(self) -> ComposeResult:
+        with Static(id="dialog"):
+            yield Static("Root shell: enter the root password ([esc] cancels)", markup=False)
+            yield Input(password=True, id="password")
+            yield Static("", id="pw-error", markup=False)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.input.disabled = True
+        password = event.value
+        # a description of its own: a worker's default one shows its arguments
+        self.run_worker(lambda: self._verify(password), thread=True, group="password",
+                        exclusive=True, description="check root's password",
+                        exit_on_error=False)
+        event.input.value = ""
+
+    def _verify(self, password: str) -> bool:
+        app = cast("ConsoleApp", self.app)
+        ok = app.shell.verify(password)
+        if not ok:
+            time.sleep(app.password_delay)
+        return ok
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # once the worker has ended: a dismiss from inside it (the right
+        # password) would cancel the worker that asked for it
+        if event.worker.group != "password":
+            return
+        if event.state == WorkerState.SUCCESS:
+            self._verified(bool(event.worker.result))
+        elif event.state == WorkerState.ERROR:  # not a wrong password: say what broke
+            self._ask_again(f"could not check the password "
+                            f"({type(event.worker.error).__name__})")
+
+    def _verified(self, ok: bool) -> None:
+        if ok:
+            self.dismiss(True)
+            return
+        self.tries += 1
+        if self.tries >= self.MAX_TRIES:
+            self.dismiss(False)
+            return
+        self._ask_again("wrong password")
+
+    def _ask_again(self, why: str) -> None:
+        self.query_one("#pw-error", Static).update(why)
+        field = self.query_one("#password", Input)
+        field.disabled = False
+        field.focus()
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
