@@ -25,7 +25,7 @@ class RateSparkline(Sparkline):
     one repaint a poll. Its lines are built here as two segments each (the
     label, the bars; one style for every bar: a bar's colour does not change
     as it ages, so a scroll repaints no styles), not through a Rich
-    renderable: that was the dashboard's dearest line to draw."""
+    renderable."""
 
     DEFAULT_CSS = """
     RateSparkline { height: 1; width: 1fr; }
@@ -84,7 +84,7 @@ class RateSparkline(Sparkline):
             rows = bar_rows(self.data or [], width - len(self.label), height, self.seconds,
                             self.bars)
             # every bar glyph is one cell wide: the strip's length is known, not
-            # measured (measuring the block glyphs cell by cell was most of the cost)
+            # measured cell by cell
             self._rows = [Strip([Segment(self.label if i == 0 else pad, bold if i == 0 else bar),
                                  Segment(row, bar)], len(self.label) + len(row))
                           .adjust_cell_length(width, base) for i, row in enumerate(rows)]
