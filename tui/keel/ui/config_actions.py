@@ -13,7 +13,7 @@ PROPOSED = Path("/run/keel/proposed-settings.toml")
 
 
 class ConfigActions:
-    """keel's commands as the settings screens use them; each returns (ok,
+    """keel's commands as the console's screens use them; each returns (ok,
     what keel said). `run` takes an argv and returns a CompletedProcess; by
     default keel.apply.rates' runner (the console's one starter of `keel
     apply`: this module starts no process of its own)."""

@@ -1,11 +1,10 @@
 """The console's settings screens: every key of keel.toml on forms generated
 from the one schema (keel.ui.settings_model), each value checked as it is
-typed by the loader itself; a review of the change (the config diff and
-`keel apply --dry-run`'s plan); apply with confirm and a visible countdown
-(no answer: keel's own watcher rolls back); and the numbered revisions, to
-roll back to one.
+typed by the loader itself; [F5] reviews the change and applies it with
+confirm (keel.ui.dialogs.review_and_apply). The numbered revisions, to roll
+back to one: keel.ui.screens.revisions.
 
-Every command goes through ConfigActions (`python -m keel.cli ...`), whose
+Every command goes through keel.ui.config_actions.ConfigActions, whose
 `run` is injectable: the tests run no real system."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The first-boot setup wizard (keel.ui.setup_model renders here): the
 role, the NICs, the WAN, the LAN, the tunnel, shaping; each value checked as
-it is typed by the loader itself; then the settings screens' own review
-(diff + `keel apply --dry-run`) and apply with confirm. Once kept: pairing
+it is typed by the loader itself; then the review (diff + `keel apply
+--dry-run`) and apply with confirm the settings share (keel.ui.dialogs). Once kept: pairing
 (keel pair) when chosen, then the throughput self-test when chosen.
 
 Keys only, 80x24, ASCII: [enter] takes a choice or a value and goes on,
@@ -128,7 +128,7 @@ class SetupScreen(Screen[None]):
     """One step at a time; each answer checked by the loader as it changes,
     the message (key path: reason) under it; [enter] goes on only when the
     step's answers are valid. The last step reviews and applies through the
-    settings screens' ReviewScreen."""
+    settings' own (keel.ui.dialogs.review_and_apply)."""
 
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("escape", "back", "back"),
@@ -439,7 +439,7 @@ class SetupScreen(Screen[None]):
     def action_nothing(self) -> None:
         self.say("[esc] goes back a step")
 
-    # review and apply: the settings screens' own
+    # review and apply: the settings' own (keel.ui.dialogs)
     def review(self) -> None:
         try:
             text = model.proposed_text(self.answers, self.base)
