@@ -84,7 +84,7 @@ class ConsoleUI:
         """Each argument: a key name (enter, tab, escape, up, down, ...) or
         text typed as it is, all at once, as a fast typist on a slow console
         types: the UI takes keys typed ahead of it one at a time, each once
-        the one before has settled (keel.ui.typeahead), so the text after an
+        the one before has settled (keel.ui.widgets.typeahead), so the text after an
         [enter] lands in the next field. Only after [escape] does the driver
         wait for the UI to draw and then be quiet for a third of `pause` (at
         most `pause`; both scaled for emulation): an escape with another key

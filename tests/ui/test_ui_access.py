@@ -8,7 +8,7 @@ import base64
 from keel.access.password import PasswordStore, RootPassword
 from keel.access.ssh_keys import KeyStore
 from keel.system.crypt import libcrypt_hasher
-from keel.ui.access import AccessScreen, SetPasswordScreen
+from keel.ui.screens.access import AccessScreen, SetPasswordScreen
 from keel.ui.shell import RootShell
 from tests.ui.uihelpers import asynctest, make_app, screen_lines, settle
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from keel.ui.frame import Frame
-from keel.ui.lines import LinesPanel
+from keel.ui.bars import CONSOLE_BARS, MODERN_BARS
 from keel.ui.profile import CONSOLE, CONSOLE_BLOCKS, MODERN
-from keel.ui.spark import CONSOLE_BARS, MODERN_BARS
+from keel.ui.widgets.frame import Frame
+from keel.ui.widgets.lines import LinesPanel
 from tests.ui.uihelpers import StepClock, asynctest, make_app, screen_lines, settle
 
 CONSOLE_FONT = {chr(c) for c in range(32, 127)} | set(CONSOLE_BLOCKS)
@@ -105,7 +105,8 @@ async def throughput_then_a(pilot, app, screen=None) -> None:
 
 @asynctest
 async def test_a_then_a_applies_adaptive_cake_by_the_rule():
-    from keel.ui.screens import ConfirmScreen, RatesConfirmScreen
+    from keel.ui.dialogs import ConfirmScreen
+    from keel.ui.screens.selftest import RatesConfirmScreen
     from keel.ui.selftest import MeasuredRates, RecommendedRates
 
     hooks = Applied()
@@ -149,7 +150,7 @@ async def test_yes_still_applies_the_rates_fixed():
 
 @asynctest
 async def test_not_offered_without_a_peer_to_probe_and_says_why():
-    from keel.ui.screens import RatesConfirmScreen
+    from keel.ui.screens.selftest import RatesConfirmScreen
 
     hooks = Applied(refusal="no tunnel peer with an endpoint to probe")
     app = make_app(**hooks.kwargs())
@@ -168,7 +169,7 @@ async def test_not_offered_without_a_peer_to_probe_and_says_why():
 
 @asynctest
 async def test_the_setups_choice_makes_yes_adaptive():
-    from keel.ui.screens import SelfTestScreen
+    from keel.ui.screens.selftest import SelfTestScreen
 
     hooks = Applied()
     app = make_app(**hooks.kwargs())
@@ -189,7 +190,7 @@ async def test_the_setups_choice_makes_yes_adaptive():
 
 @asynctest
 async def test_the_setups_choice_is_fixed_when_adaptive_is_not_offered():
-    from keel.ui.screens import SelfTestScreen
+    from keel.ui.screens.selftest import SelfTestScreen
 
     hooks = Applied(refusal="the tunnel is off")
     app = make_app(**hooks.kwargs())
@@ -207,7 +208,7 @@ async def test_the_setups_choice_is_fixed_when_adaptive_is_not_offered():
 
 @asynctest
 async def test_the_wizard_measures_then_applies_adaptive_cake(tmp_path):
-    from keel.ui.screens import RatesConfirmScreen, SelfTestScreen
+    from keel.ui.screens.selftest import RatesConfirmScreen, SelfTestScreen
     from keel.ui.selftest import MeasuredRates, RecommendedRates
     from tests.ui.test_ui_setup import KEY, FakeKeel, keys, open_wizard, wizard
 
@@ -261,8 +262,8 @@ async def test_the_wizard_says_why_a_hub_is_not_offered_adaptive(tmp_path):
 
 @asynctest
 async def test_an_edge_that_pairs_measures_then_prefers_adaptive(tmp_path):
-    from keel.ui.screens import SelfTestScreen
-    from keel.ui.setup import PairingScreen
+    from keel.ui.screens.pairing import PairingScreen
+    from keel.ui.screens.selftest import SelfTestScreen
     from tests.ui.test_ui_setup import FakeKeel, FakePairing, keys, open_wizard, wizard
 
     pairing = FakePairing()

@@ -14,11 +14,11 @@ from keel.system.fake import FakeLiveSource
 from keel.system.source import FixtureSource
 from keel.thresholds import GRADE_LINES_MS
 from keel.ui import panels
-from keel.ui.frame import Frame
-from keel.ui.lines import LinesPanel
-from keel.ui.plot import LABEL_WIDTH, LatencyPlot
 from keel.ui.profile import CONSOLE, CONSOLE_BLOCKS, MODERN
-from keel.ui.spark import RateSparkline
+from keel.ui.widgets.frame import Frame
+from keel.ui.widgets.lines import LinesPanel
+from keel.ui.widgets.plot import LABEL_WIDTH, LatencyPlot
+from keel.ui.widgets.sparkline import RateSparkline
 from tests.fixtures.sources import fixture_source, lab
 from tests.ui.uihelpers import (
     StepClock,

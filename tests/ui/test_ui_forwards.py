@@ -21,10 +21,10 @@ from keel.forwards import edit
 from keel.forwards.collect import ForwardRow, ForwardsSnapshot
 from keel.pair.peers import PeerRow
 from keel.state.revisions import RevisionStore
-from keel.ui.forwards import ForwardFormScreen, ForwardsPanel
-from keel.ui.peers import PeersScreen
-from keel.ui.screens import ConfirmScreen
-from keel.ui.settings import ConfigActions, CountdownScreen, ReviewScreen
+from keel.ui.config_actions import ConfigActions
+from keel.ui.dialogs import ConfirmScreen, CountdownScreen, ReviewScreen
+from keel.ui.screens.forwards import ForwardFormScreen, ForwardsPanel
+from keel.ui.screens.peers import PeersScreen
 from tests.ui.test_ui_settings import FakeKeel
 from tests.ui.uihelpers import asynctest, make_app, screen_lines, settle
 from tests.unit.forwards.forwards_configs import HUB_WITH_WEB

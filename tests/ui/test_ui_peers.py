@@ -8,7 +8,7 @@ import subprocess
 import threading
 
 from keel.pair.peers import PeerRow
-from keel.ui.peers import PeersScreen
+from keel.ui.screens.peers import PeersScreen
 from tests.ui.uihelpers import asynctest, make_app, screen_lines, settle
 
 ROWS = [PeerRow("edge-a", "10.77.0.2", "198.51.100.2:51820", 12.0, ("192.168.77.0/24",),

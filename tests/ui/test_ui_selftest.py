@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from keel.selftest.events import Failed, Progress
-from keel.ui.lines import LinesPanel
+from keel.ui.dialogs import ConfirmScreen, MessageScreen
 from keel.ui.profile import CONSOLE, MODERN
-from keel.ui.screens import ConfirmScreen, MessageScreen, PasswordScreen, SelfTestScreen
+from keel.ui.screens.access import PasswordScreen
+from keel.ui.screens.selftest import SelfTestScreen
 from keel.ui.selftest import FakeSelfTestRunner, RecommendedRates
+from keel.ui.widgets.lines import LinesPanel
 from tests.ui.uihelpers import (
     asynctest,
     fixture_collectors,

@@ -15,14 +15,10 @@ from keel.config.dump import to_toml
 from keel.config.load import parse_config
 from keel.state.revisions import RevisionStore
 from keel.ui import settings_model as model
-from keel.ui.screens import ConfirmScreen
-from keel.ui.settings import (
-    ConfigActions,
-    CountdownScreen,
-    ReviewScreen,
-    RevisionsScreen,
-    SettingsScreen,
-)
+from keel.ui.config_actions import ConfigActions
+from keel.ui.dialogs import ConfirmScreen, CountdownScreen, ReviewScreen
+from keel.ui.screens.revisions import RevisionsScreen
+from keel.ui.screens.settings import SettingsScreen
 from tests.ui.uihelpers import asynctest, make_app, screen_lines, settle
 
 EDGE = (Path(keel.config.__file__).parent / "examples" / "edge.toml").read_text()
@@ -227,7 +223,8 @@ async def test_revisions_lists_and_rolls_back_to_one(tmp_path):
 @asynctest
 async def test_the_dashboard_opens_settings_and_revisions(tmp_path, monkeypatch):
     from keel.model import reading
-    from keel.ui.settings import RevisionsScreen, SettingsScreen
+    from keel.ui.screens.revisions import RevisionsScreen
+    from keel.ui.screens.settings import SettingsScreen
 
     user = tmp_path / "keel.toml"
     user.write_text('[wan]\ninterface = "eth0"\n')

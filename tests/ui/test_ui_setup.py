@@ -16,10 +16,12 @@ from keel.apply.rates import KEEL
 from keel.config.load import parse_config
 from keel.parse.ipaddr import Nic
 from keel.state.revisions import RevisionStore
+from keel.ui.config_actions import ConfigActions
+from keel.ui.dialogs import CountdownScreen, ReviewScreen
 from keel.ui.profile import CONSOLE, MODERN
-from keel.ui.screens import SelfTestScreen
-from keel.ui.settings import ConfigActions, CountdownScreen, ReviewScreen
-from keel.ui.setup import ChoiceSet, PairingScreen, SetupScreen
+from keel.ui.screens.pairing import PairingScreen
+from keel.ui.screens.selftest import SelfTestScreen
+from keel.ui.screens.setup import ChoiceSet, SetupScreen
 from tests.ui.uihelpers import asynctest, make_app, screen_lines, settle
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,9 +13,10 @@ import threading
 from textual import events
 from textual.widgets import Input
 
+from keel.ui.dialogs import ConfirmScreen
 from keel.ui.profile import CONSOLE, MODERN
-from keel.ui.screens import ConfirmScreen, DashboardScreen
-from keel.ui.upgrade import RebootScreen, UpgradeScreen, one_line
+from keel.ui.screens.dashboard import DashboardScreen
+from keel.ui.screens.upgrade import RebootScreen, UpgradeScreen, one_line
 from keel.upgrade import record, system
 from keel.upgrade.record import Outcome, Pending
 from keel.upgrade.slots import SlotView, UpgradeStatus

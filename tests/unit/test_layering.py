@@ -14,7 +14,20 @@ imports alike), and by running `keel --help` in a fresh interpreter.
   a shell, a child keel, `keel apply`) import subprocess.
 - `keel --help` loads no Textual; a sub-command that cannot be imported fails
   loudly (keel.cli imports them without catching ImportError); a command line
-  loads its own command's module and no other's."""
+  loads its own command's module and no other's.
+- No import circle anywhere in keel. Every import counts, top-level,
+  function-level and under `if TYPE_CHECKING:` alike (none is excluded). An
+  import names the deepest keel module it reaches: `from keel.model import
+  router` is an import of keel.model.router, `from keel.model import
+  model_from_config` one of the package keel.model (its __init__). That a
+  submodule's import runs its package's __init__ first is Python's, not an
+  edge: a package re-exporting its submodules is no circle with them.
+- Inside keel.ui (docs/design.md, "The console UI in layers"): the widgets
+  import no screen, no dialog and not the app; the dialogs no screen and not
+  the app; only keel.ui.cli imports the app (screens reach it through
+  keel.ui.app_protocol); and the modules without Textual (models, panels,
+  formatting, the self-test's view) reach no Textual, not even through
+  another keel module, so they are unit-tested without an app."""
 
 from __future__ import annotations
 
@@ -73,6 +86,81 @@ def imports() -> dict[str, set[str]]:
     return found
 
 
+@cache
+def edges() -> dict[str, set[str]]:
+    """Every keel module -> the keel modules it imports, each the deepest
+    module the import names (see the docstring: no edge to a package for
+    importing one of its submodules)."""
+    modules = set(imports())
+
+    def deepest(name: str) -> str | None:
+        parts = name.split(".")
+        while parts and ".".join(parts) not in modules:
+            parts.pop()
+        return ".".join(parts) or None
+
+    found: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = module_name(path)
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets.update(t for a in node.names if (t := deepest(a.name)))
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    prefix = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    prefix = node.module or ""
+                targets.update(t for a in node.names if (t := deepest(f"{prefix}.{a.name}")))
+        found[name] = targets - {name}
+    return found
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's,
+    iterative): each is an import circle, its modules sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
 def within(name: str, prefixes: tuple[str, ...] | str) -> bool:
     prefixes = (prefixes,) if isinstance(prefixes, str) else prefixes
     return any(name == p or name.startswith(p + ".") for p in prefixes)
@@ -86,6 +174,68 @@ def offenders(importer_ok, imported: tuple[str, ...]) -> list[str]:
 def test_the_walk_sees_the_package():
     assert len(imports()) > 50
     assert "keel.ui.app" in imports() and "keel.config.load" in imports()
+
+
+def test_the_circle_finder_finds_circles():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a", "d"}, "e": set()}
+    assert circles(graph) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_edges_hold_every_kind_of_import():
+    found = edges()
+    assert "keel.ui.screens.setup" in found["keel.ui.app"]  # function-level
+    assert "keel.model.router" in found["keel.model.from_config"]  # from a package import a module
+    assert "keel.model" not in found["keel.model.from_config"]
+    assert "keel.model.reading" in found["keel.ui.app"]
+
+
+def test_no_import_circle_in_keel():
+    """An import circle ties its modules into one: none can be read, tested
+    or loaded without the others (and Python's partial modules make the
+    order of imports matter)."""
+    assert circles(edges()) == []
+
+
+UI = "keel.ui"
+WIDGETS = "keel.ui.widgets"
+SCREENS = "keel.ui.screens"
+DIALOGS = "keel.ui.dialogs"
+APP = "keel.ui.app"
+# keel.ui's modules without Textual: what the screens draw and decide, tested without an app
+NO_TEXTUAL = ("keel.ui.app_protocol", "keel.ui.bars", "keel.ui.config_actions", "keel.ui.fmt",
+              "keel.ui.pair_hook", "keel.ui.panels", "keel.ui.profile", "keel.ui.selftest",
+              "keel.ui.selftest_latency", "keel.ui.selftest_runner", "keel.ui.settings_model",
+              "keel.ui.setup_model", "keel.ui.shell", "keel.ui.signals")
+
+
+def ui_offenders(importers: str, imported: tuple[str, ...]) -> list[str]:
+    return sorted(f"{mod} imports {dep}" for mod, deps in edges().items()
+                  if within(mod, importers) for dep in deps if within(dep, imported))
+
+
+def test_the_ui_widgets_import_no_screens_dialogs_or_app():
+    assert ui_offenders(WIDGETS, (SCREENS, DIALOGS, APP)) == []
+
+
+def test_the_ui_dialogs_import_no_screens_or_app():
+    assert ui_offenders(DIALOGS, (SCREENS, APP)) == []
+
+
+def test_only_the_ui_command_imports_the_app():
+    """The screens reach the app through keel.ui.app_protocol."""
+    assert [m for m, deps in edges().items() if APP in deps] == ["keel.ui.cli"]
+
+
+def test_the_ui_modules_without_textual_reach_none():
+    assert set(NO_TEXTUAL) <= set(edges())  # the list names no module that is gone
+    reached = set(NO_TEXTUAL)
+    todo = list(NO_TEXTUAL)
+    while todo:
+        for dep in edges()[todo.pop()] - reached:
+            reached.add(dep)
+            todo.append(dep)
+    assert offenders(lambda mod: mod not in reached, ("textual",)) == []
 
 
 def test_textual_and_rich_only_inside_the_ui():

@@ -22,7 +22,7 @@ from tests.lab import topology as topo
 from tests.lab.ui_driver import ConsoleUI
 
 # the keys go in at once (the UI takes keys typed ahead in order:
-# keel.ui.typeahead), and that holds beside a loaded host. It runs in the
+# keel.ui.widgets.typeahead), and that holds beside a loaded host. It runs in the
 # quiet lane (tests/lab/lanes.py), first on the lab it shares with the quiet
 # modules, booted for them anyway: its guests come first for the host's CPU
 # there, and its throughput self-test's recommendation is a measurement. In

@@ -8,7 +8,7 @@ from keel.config import paths
 from keel.model import reading
 from keel.selftest.results import ThroughputResult
 from keel.ui.app import config_adaptive_offer
-from keel.ui.screens import adaptive_choice
+from keel.ui.screens.selftest import adaptive_choice
 from keel.ui.selftest import MeasuredRates, RecommendedRates, default_script, outcome
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from keel.metrics.collectors import CakeCollector
 from keel.metrics.snapshots import CakeAdaptive, CakeDirection, CakeSnapshot, TinStat
 from keel.ui import panels
+from keel.ui.bars import CONSOLE_BARS, MODERN_BARS
 from keel.ui.profile import CONSOLE_BLOCKS
-from keel.ui.spark import CONSOLE_BARS, MODERN_BARS
 
 N = CakeCollector.HISTORY
 TIN = (TinStat("Best Effort", 5.4, 2.1, 9, 0, 0, 100),)
@@ -109,7 +109,7 @@ def test_the_console_draws_only_its_glyphs():
 
 
 def test_spark_columns_mean_partial_and_one_scale():
-    from keel.ui.spark import bar_rows, columns
+    from keel.ui.bars import bar_rows, columns
 
     data = [1.0, 2.0, 3.0, 4.0, 5.0]
     assert columns(data, 3, 2) == [None, 3.0, 5.0]  # the highest, whole columns only
@@ -120,3 +120,11 @@ def test_spark_columns_mean_partial_and_one_scale():
     # on one scale: 5 of 10 is half of the levels, not the top
     assert bar_rows(data, 1, 1, 1, "abcd", top=10.0) == ["c"]
     assert bar_rows(data, 1, 1, 1, "abcd") == ["d"]
+
+
+def test_the_modern_bars_are_textuals_own():
+    """keel.ui.bars holds no Textual: its eighth blocks are the ones
+    Textual's Sparkline draws, written out."""
+    from textual.renderables.sparkline import Sparkline
+
+    assert MODERN_BARS == Sparkline.BARS

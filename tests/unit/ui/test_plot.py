@@ -7,8 +7,8 @@ import re
 
 from keel.parse.ping import LatencySample
 from keel.thresholds import GRADE_LINES_MS
-from keel.ui.bigtext import big_text
-from keel.ui.plot import ALL, DATA, LABEL_WIDTH, MAX_LABELS, NOTHING, PlotModel
+from keel.ui.widgets.bigtext import big_text
+from keel.ui.widgets.plot import ALL, DATA, LABEL_WIDTH, MAX_LABELS, NOTHING, PlotModel
 
 T0 = 1_000_000.0
 

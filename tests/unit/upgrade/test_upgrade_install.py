@@ -17,7 +17,7 @@ import pytest
 from keel import version
 from keel.doctor.checks import WARN, check_upgrade
 from keel.system.blocks import bytes_written
-from keel.ui.upgrade import StatusView, status_lines
+from keel.ui.screens.upgrade import StatusView, status_lines
 from keel.upgrade import fetch, flow, record, slots, system
 from keel.upgrade.grubenv import BootEnv, SlotBoot
 from keel.upgrade.record import INSTALL_CUT, INSTALL_FAILED, Installing, Outcome, Records

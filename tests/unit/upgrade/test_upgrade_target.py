@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keel.upgrade.cli import MAX_TARGET, TargetError, check_target
+from keel.upgrade.target import MAX_TARGET, TargetError, check_target
 
 PRINTABLE_ASCII = frozenset(chr(c) for c in range(32, 127))
 

@@ -16,25 +16,18 @@ from textual.driver import Driver
 from keel.access.password import PasswordStore
 from keel.access.ssh_keys import KeyStore
 from keel.shown import shown
-from keel.ui.access import AccessScreen, SetPasswordScreen
+from keel.ui.app_protocol import AdaptiveOffer, ApplyAdaptive, ApplyRates, KeepApplied
+from keel.ui.dialogs import MessageScreen
 from keel.ui.profile import MODERN, Profile, theme_name
-from keel.ui.screens import (
-    DashboardScreen,
-    Footer,
-    MessageScreen,
-    PasswordScreen,
-    SelfTestScreen,
-    VerdictsScreen,
-)
+from keel.ui.screens.access import AccessScreen, PasswordScreen, SetPasswordScreen
+from keel.ui.screens.dashboard import DashboardScreen
+from keel.ui.screens.selftest import SelfTestScreen
+from keel.ui.screens.verdicts import VerdictsScreen
 from keel.ui.selftest import MeasuredRates, RecommendedRates, SelfTestRunner
 from keel.ui.shell import RootPassword, RootShell
-from keel.ui.typeahead import Typeahead
+from keel.ui.widgets.footer import Footer
+from keel.ui.widgets.typeahead import Typeahead
 from keel.upgrade.record import Records
-
-ApplyRates = Callable[[RecommendedRates], str]
-ApplyAdaptive = Callable[[RecommendedRates, MeasuredRates], str]
-AdaptiveOffer = Callable[[], str | None]  # why adaptive CAKE is not offered; None: it is
-KeepApplied = Callable[[], str]
 
 NO_PASSWORD = ("root has no password, so the console will not open a shell.\n"
                "Set one first ([p] access, or keel access password), then press [!] again.")
@@ -175,7 +168,7 @@ class KeelApp(App):
         # first boot: the setup wizard when this file is absent (None: never)
         self.user_config = user_config
         self.make_setup = setup
-        # keys typed ahead of the UI taken one at a time (keel.ui.typeahead);
+        # keys typed ahead of the UI taken one at a time (keel.ui.widgets.typeahead);
         # None: on a terminal, off headless (the tests' pilot waits itself)
         self.typeahead_on = typeahead
         self._typeahead: Typeahead | None = None
@@ -260,31 +253,31 @@ class KeelApp(App):
             self.action_setup(first_boot=True)
 
     def action_setup(self, first_boot: bool = False) -> None:
-        from keel.ui.setup import SetupScreen, setup_screen
+        from keel.ui.screens.setup import SetupScreen, setup_screen
 
         if not isinstance(self.screen, SetupScreen):
             self.push_screen((self.make_setup or setup_screen)(first_boot))
 
     def action_settings(self) -> None:
-        from keel.ui.settings import SettingsScreen, settings_screen
+        from keel.ui.screens.settings import SettingsScreen, settings_screen
 
         if not isinstance(self.screen, SettingsScreen):
             self.push_screen(settings_screen())
 
     def action_revisions(self) -> None:
-        from keel.ui.settings import RevisionsScreen
+        from keel.ui.screens.revisions import RevisionsScreen
 
         if not isinstance(self.screen, RevisionsScreen):
             self.push_screen(RevisionsScreen(id="revisions-screen"))
 
     def action_peers(self) -> None:
-        from keel.ui.peers import PeersScreen
+        from keel.ui.screens.peers import PeersScreen
 
         if not isinstance(self.screen, PeersScreen):
             self.push_screen(PeersScreen(id="peers-screen"))
 
     def action_upgrade(self) -> None:
-        from keel.ui.upgrade import UpgradeScreen
+        from keel.ui.screens.upgrade import UpgradeScreen
 
         if not isinstance(self.screen, UpgradeScreen):
             self.push_screen(UpgradeScreen(id="upgrade-screen"))

@@ -1,11 +1,10 @@
 """The terminal driver: Textual's Linux driver with a quieter input thread.
 
 Textual's input thread waits for input in a select() with a 0.1 s timeout, so
-it wakes ten times a second whatever happens: on the console dashboard that
-was a tenth of the UI's CPU (0.10-0.12 % of a core of about 1 %, measured per
-thread, issue 21). The timeout is there for the parser's tick: an escape key
-alone is told from the start of an escape sequence by the time that follows
-it. Here the thread keeps Textual's 0.1 s while input is coming (for a second
+it wakes ten times a second whatever happens (what that cost the console
+dashboard: docs/console.md). The timeout is there for the parser's tick: an
+escape key alone is told from the start of an escape sequence by the time
+that follows it. Here the thread keeps Textual's 0.1 s while input is coming (for a second
 after any), and sleeps a second at a time otherwise: an escape key is as
 prompt as before; the price is that a UI idle at the keyboard stops up to a
 second after it is asked to (`--seconds`, a suspend for the shell is asked

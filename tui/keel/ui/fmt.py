@@ -67,3 +67,27 @@ def age(seconds: float | None) -> str:
 
 def short_key(key: str) -> str:
     return key[:8]
+
+
+def cut(text: str, width: int) -> str:
+    """`text`, or its start and "..." in `width` characters."""
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def last_line(text: str) -> str:
+    """The last line of what a command said ("" for nothing)."""
+    lines = text.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def progress_bar(fraction: float, width: int = 30) -> str:
+    """"[####......]  40%": `fraction` done, in `width` cells."""
+    done = max(0, min(width, round(fraction * width)))
+    return "[" + "#" * done + "." * (width - done) + f"] {fraction * 100:3.0f}%"
+
+
+def countdown_bar(remaining: float, total: float, width: int = 40) -> str:
+    """"[######----] 7 s": the time left of `total`, whole seconds rounded up."""
+    fraction = max(0.0, min(1.0, remaining / total)) if total > 0 else 0.0
+    done = round(fraction * width)
+    return "[" + "#" * done + "-" * (width - done) + f"] {max(0, int(remaining + 0.999))} s"

@@ -18,7 +18,7 @@ from keel.metrics.snapshots import (
 from keel.metrics.verdict import VerdictSnapshot
 from keel.thresholds import ADAPT_PEER_LOST_S, GRADE_LINES_MS, HANDSHAKE_STALE_S
 from keel.ui import fmt
-from keel.ui.spark import CONSOLE_BARS, bar_rows
+from keel.ui.bars import CONSOLE_BARS, bar_rows
 
 TITLE = "bold"
 WARN = "bold red"

@@ -3,8 +3,7 @@ saw. A screen polls every collector due in one thread a tick (in the screen's
 order, the verdict last: it reads the others' latest snapshots) and gets their
 snapshots in one message, which it draws in one go: one thread job, one
 message and one frame a tick, not a worker, a timer and a message per
-collector (that bookkeeping was a good part of the console UI's CPU, issue
-21)."""
+collector (docs/console.md: the UI's own cost)."""
 
 from __future__ import annotations
 

@@ -4,8 +4,9 @@ the config in force, and the loader's own check of it, each problem under the
 answer it names (key path: reason), as on the settings screens
 (keel.ui.settings_model, whose value parsing and check this reuses).
 
-The screens (keel.ui.setup) only render this and forward keys; the end of
-the wizard is the settings screens' review and apply with confirm."""
+The screen (keel.ui.screens.setup) only renders this and forwards keys; the
+end of the wizard is the settings' review and apply with confirm
+(keel.ui.dialogs)."""
 
 from __future__ import annotations
 

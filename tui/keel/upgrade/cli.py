@@ -15,50 +15,9 @@ import sys
 
 from keel.shown import shown
 from keel.thresholds import UPGRADE_HANDSHAKE_WAIT_RANGE_S, UPGRADE_HANDSHAKE_WAIT_S
+from keel.upgrade.target import TargetError, check_target
 
 WORDS = ("status", "rollback", "gate")
-MAX_TARGET = 2048
-
-
-class TargetError(ValueError):
-    pass
-
-
-def _named(char: str) -> str:
-    """A refused character in printable ASCII: a space by name, any other
-    (control, non-ASCII, even printable like "é") as its escape."""
-    if char == " ":
-        return "a space"
-    code = ord(char)
-    if code <= 0xFF:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
-
-
-def check_target(text: str) -> str:
-    """A bundle's path or https URL, as typed or pasted: strict (printable
-    ASCII, no spaces, bounded), or TargetError naming what is wrong. Plain
-    http is refused: anyone on the path could hand over another bundle."""
-    if not text or len(text) > MAX_TARGET:
-        raise TargetError(f"a bundle path or URL of 1 to {MAX_TARGET} characters")
-    bad = next((c for c in text if not (33 <= ord(c) < 127)), None)
-    if bad is not None:
-        raise TargetError(f"the bundle's name holds {_named(bad)}: not a path or URL")
-    if text.startswith("-"):  # rauc would read it as an option
-        raise TargetError(f"{shown(text)} starts with '-': write ./{shown(text)}")
-    if "://" in text:
-        scheme, _, rest = text.partition("://")
-        if scheme == "http":
-            raise TargetError("plain http:// is refused (anyone on the path could swap the "
-                              "bundle): use https://")
-        if scheme != "https":
-            raise TargetError(f"{shown(scheme)}:// is not https://")
-        if not rest.split("/", 1)[0]:
-            raise TargetError(f"{shown(text)} names no host")
-        return text
-    if not text.endswith(".raucb"):
-        raise TargetError(f"{shown(text)} is not a .raucb bundle")
-    return text
 
 
 def add_upgrade_command(subparsers) -> None:

@@ -5,10 +5,11 @@ command line's printing and asking: the console UI runs the same steps.
     rollback_refusal(status)               why the other slot cannot be booted, or ""
     roll_back()                            the other slot for the next boot
 
-Each raises keel.upgrade.system.UpgradeError (or cli.TargetError for a
-target that is no bundle path or URL) with one line for the user; nothing
-is written to a slot before the bundle's signature, compatible, version
-(no older keel unless allowed) and every byte of its payload are checked.
+Each raises keel.upgrade.system.UpgradeError (or
+keel.upgrade.target.TargetError for a target that is no bundle path or URL)
+with one line for the user; nothing is written to a slot before the
+bundle's signature, compatible, version (no older keel unless allowed) and
+every byte of its payload are checked.
 A URL is fetched once onto /data; every step after works on that file."""
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def install_bundle(target: str, progress: Progress, say: Say = _quiet,
     after (keel.upgrade.record). `progress(percent, what)`: the check, then
     the bytes written; `say` the steps."""
     from keel.upgrade import fetch, system
-    from keel.upgrade.cli import check_target
+    from keel.upgrade.target import check_target
 
     target = check_target(target)
     if "://" in target:

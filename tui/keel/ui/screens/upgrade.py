@@ -29,14 +29,16 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Static
 
 from keel.shown import shown
-from keel.ui.frame import Frame, frame
-from keel.ui.lines import LinesPanel
-from keel.ui.screens import ConfirmScreen, Footer, progress_bar
-from keel.ui.settings import countdown_bar
+from keel.ui.dialogs import ConfirmScreen
+from keel.ui.fmt import countdown_bar, progress_bar
+from keel.ui.widgets.footer import Footer
+from keel.ui.widgets.frame import Frame, frame
+from keel.ui.widgets.lines import LinesPanel
+from keel.ui.widgets.paste_input import GuardedPasteInput
 from keel.upgrade import flow, system
-from keel.upgrade.cli import TargetError, check_target
 from keel.upgrade.record import Pending
 from keel.upgrade.slots import SlotView, UpgradeStatus
+from keel.upgrade.target import TargetError, check_target
 
 ReadStatus = Callable[[], UpgradeStatus]
 Install = Callable[[str, flow.Progress, flow.Say, flow.Ask], Pending]
@@ -182,37 +184,19 @@ def progress_lines(what: str, percent: int | None, width: int = 78) -> list[Text
 
 # --- the screens --------------------------------------------------------------------
 
-class TargetInput(Input):
-    """The box for a bundle's path or URL. Keys type only printable
-    characters; a paste enters only as one line of printable ASCII (what
-    check_target takes): else it never reaches the box, whose text is drawn
-    as it is, and the screen says why (Refused)."""
+def target_lines(text: str) -> list[str]:
+    """A pasted target's lines, each without the blanks around it."""
+    return [line for line in (part.strip(" \t\r") for part in text.split("\n")) if line]
 
-    class Refused(Message):
-        def __init__(self, why: str) -> None:
-            super().__init__()
-            self.why = why
 
-    def _on_paste(self, event: events.Paste) -> None:
-        event.stop()
-        event.prevent_default()  # Input's own handler (splitlines()[0]) does not run
-        lines = [line.strip(" \t\r") for line in event.text.split("\n")]
-        lines = [line for line in lines if line]
-        if len(lines) > 1:
-            self.post_message(self.Refused(f"{len(lines)} lines pasted: paste one path or URL"))
-            return
-        if not lines:
-            return
-        if any(not 33 <= ord(ch) < 127 for ch in lines[0]):
-            try:
-                check_target(lines[0])
-            except TargetError as err:
-                self.post_message(self.Refused(str(err)))
-            return
-        if self.selection.is_empty:
-            self.insert_text_at_cursor(lines[0])
-        else:
-            self.replace(lines[0], *self.selection)
+def target_input() -> GuardedPasteInput:
+    """The box for a bundle's path or URL: a paste enters only as one line
+    of printable ASCII (what check_target takes), else check_target says
+    why. Keys type only printable characters."""
+    return GuardedPasteInput(target_lines, lambda ch: 33 <= ord(ch) < 127, check_target,
+                             "paste one path or URL",
+                             placeholder="bundle path (.raucb) or https URL, [enter]",
+                             id="upgrade-target")
 
 
 class UpgradeScreen(Screen[None]):
@@ -257,8 +241,7 @@ class UpgradeScreen(Screen[None]):
         console = self.ascii_console
         yield frame(LinesPanel(id="upgrade-slots"), "SLOTS", console=console)
         with Frame("INSTALL", console=console, id="upgrade-install"):
-            yield TargetInput(placeholder="bundle path (.raucb) or https URL, [enter]",
-                              id="upgrade-target")
+            yield target_input()
             yield LinesPanel(id="upgrade-progress")
         yield LinesPanel(id="upgrade-said")
         yield Footer(self.KEYS, id="footer")
@@ -323,7 +306,7 @@ class UpgradeScreen(Screen[None]):
         field.display = False
         self.set_focus(None)
 
-    def on_target_input_refused(self, event: TargetInput.Refused) -> None:
+    def on_guarded_paste_input_refused(self, event: GuardedPasteInput.Refused) -> None:
         self.say(event.why, "bold red")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

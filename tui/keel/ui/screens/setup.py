@@ -1,7 +1,7 @@
 """The first-boot setup wizard (keel.ui.setup_model renders here): the
 role, the NICs, the WAN, the LAN, the tunnel, shaping; each value checked as
-it is typed by the loader itself; then the settings screens' own review
-(diff + `keel apply --dry-run`) and apply with confirm. Once kept: pairing
+it is typed by the loader itself; then the review (diff + `keel apply
+--dry-run`) and apply with confirm the settings share (keel.ui.dialogs). Once kept: pairing
 (keel pair) when chosen, then the throughput self-test when chosen.
 
 Keys only, 80x24, ASCII: [enter] takes a choice or a value and goes on,
@@ -31,35 +31,15 @@ from keel.parse.ipaddr import Nic
 from keel.state.revisions import RevisionStore
 from keel.ui import settings_model
 from keel.ui import setup_model as model
-from keel.ui.screens import ConfirmScreen, Footer, MessageScreen
-from keel.ui.settings import KEPT, ConfigActions, ReviewScreen
+from keel.ui.config_actions import ConfigActions
+from keel.ui.dialogs import KEPT, ConfirmScreen, MessageScreen, review_and_apply
+from keel.ui.fmt import cut
+from keel.ui.pair_hook import PairAfterSetup, pair_after_setup
+from keel.ui.screens.pairing import PairingScreen
+from keel.ui.screens.selftest import start_selftest
+from keel.ui.widgets.footer import Footer
 
 ReadNics = Callable[[], Sequence[Nic]]
-Say = Callable[[str], None]
-PairAfterSetup = Callable[[str, str, str, Say], tuple[bool, str]]
-
-
-# --- the pairing hook ---------------------------------------------------------------
-
-def pair_after_setup(role: str, hub: str, code: str, say: Say) -> tuple[bool, str]:
-    """THE PAIRING HOOK: pair this router with the other keel router, once
-    the setup is applied and kept. Called in a worker thread (it blocks:
-    the hub waits up to 10 min for the edge; each side applies the paired
-    config with confirm and keeps it once the first handshake happened).
-    `role` "hub" or "edge"; `hub` HUB[:PORT] and `code` (the edge's
-    answers; "" on a hub); `say(line)` shows a line of progress (the hub's
-    code). Returns (paired?, the last thing to say)."""
-    try:
-        from keel.pair import run
-    except ImportError:
-        return False, model.PAIRING_NOTE
-    sides = run.Sides(say=say)
-    try:
-        rc = run.pair_hub(sides) if role == "hub" else run.pair_edge(hub, code, sides)
-    except Exception as err:  # keel pair's own one-line reasons: shown, never a crash
-        return False, f"not paired: {err}"
-    return rc == 0, ("paired: the tunnel is up and kept" if rc == 0 else
-                     "not paired: no handshake, the pairing rolls back by itself")
 
 
 def read_nics() -> list[Nic]:
@@ -138,10 +118,6 @@ class NicTable(DataTable):
             self.post_message(self.Picked(which, str(key)))
 
 
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:width - 3] + "..."
-
-
 NIC_COLUMNS = (("use", 4), ("name", 10), ("MAC", 18), ("driver", 11), ("link", 11),
                ("addresses", 24))
 
@@ -152,7 +128,7 @@ class SetupScreen(Screen[None]):
     """One step at a time; each answer checked by the loader as it changes,
     the message (key path: reason) under it; [enter] goes on only when the
     step's answers are valid. The last step reviews and applies through the
-    settings screens' ReviewScreen."""
+    settings' own (keel.ui.dialogs.review_and_apply)."""
 
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("escape", "back", "back"),
@@ -327,9 +303,9 @@ class SetupScreen(Screen[None]):
             table.add_column(label, width=width, key=label)
         a = self.answers
         for nic in self.nics:
-            table.add_row(model.nic_use(a, nic.name), _cut(nic.name, 9), nic.mac,
-                          _cut(nic.driver or "-", 10), nic.state,
-                          _cut(", ".join(nic.addresses) or "-", 24), key=nic.name)
+            table.add_row(model.nic_use(a, nic.name), cut(nic.name, 9), nic.mac,
+                          cut(nic.driver or "-", 10), nic.state,
+                          cut(", ".join(nic.addresses) or "-", 24), key=nic.name)
         names = [n.name for n in self.nics]
         if a.wan_interface in names:
             table.move_cursor(row=names.index(a.wan_interface))
@@ -463,16 +439,15 @@ class SetupScreen(Screen[None]):
     def action_nothing(self) -> None:
         self.say("[esc] goes back a step")
 
-    # review and apply: the settings screens' own
+    # review and apply: the settings' own (keel.ui.dialogs)
     def review(self) -> None:
         try:
             text = model.proposed_text(self.answers, self.base)
         except ConfigError as err:
             self.say(f"not reviewed: {err.summary()}")
             return
-        self.app.push_screen(ReviewScreen(self.base_text, text, self.actions, self.confirm_s,
-                                          self.revisions.current_number(), id="review-screen"),
-                             self._reviewed)
+        review_and_apply(self.app, self.base_text, text, self.actions, self.revisions,
+                         self.confirm_s, self._reviewed)
 
     def _reviewed(self, result: tuple[str, str] | None) -> None:
         if result is None:
@@ -493,81 +468,6 @@ class SetupScreen(Screen[None]):
         else:
             self.app.call_later(getattr(self.app, "say", lambda _t: None),
                                 f"setup {said}")
-
-
-def start_selftest(app: Any, adaptive: bool = False) -> None:
-    """The self-test screen, running the throughput test: its [a] applies
-    the recommended rates with confirm (`adaptive`: [a] then [y] takes
-    adaptive CAKE around them, the setup's choice), [k] keeps them."""
-    from keel.ui.screens import SelfTestScreen
-
-    screen = SelfTestScreen(prefer_adaptive=adaptive, id="selftest")
-    app.push_screen(screen)
-    screen.call_after_refresh(screen.action_run, "throughput")
-
-
-class PairingScreen(Screen[None]):
-    """keel pair after the setup: the hub's code, or the edge reaching the
-    hub; each line as keel pair says it."""
-
-    BINDINGS: ClassVar[list[Binding]] = [
-        Binding("escape,enter", "close", "close"),
-        Binding("q,s,v,p,r,c,h,w,exclamation_mark", "nothing", show=False)]
-    CSS = """
-    PairingScreen #pairing-lines { height: 1fr; }
-    """
-
-    def __init__(self, role: str, hub: str, code: str, pair: PairAfterSetup,
-                 then_selftest: bool = False, adaptive: bool = False, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.role, self.hub, self.code, self.pair = role, hub, code, pair
-        self.then_selftest, self.adaptive = then_selftest, adaptive
-        self.lines: list[str] = []
-        self.done = False
-        self.paired = False
-
-    def compose(self) -> ComposeResult:
-        yield Static("PAIRING  keel pair, " + ("the hub: a code for the edge" if
-                                              self.role == "hub" else f"with the hub at "
-                                              f"{self.hub}"), id="setup-title", markup=False)
-        yield Static("", id="pairing-lines", markup=False)
-        yield Footer("pairing ...", id="footer")
-
-    def on_mount(self) -> None:
-        # the app's worker: leaving this screen does not stop a pairing
-        self.app.run_worker(self._run, thread=True, group="pairing",
-                            description="keel pair after the setup", exit_on_error=False)
-
-    def _run(self) -> None:
-        ok, said = self.pair(self.role, self.hub, self.code,
-                             lambda line: self.app.call_from_thread(self.add, line))
-        self.app.call_from_thread(self._finished, ok, said)
-
-    def add(self, line: str) -> None:
-        self.lines.append(line)
-        if self.is_attached:
-            self.query_one("#pairing-lines", Static).update("\n".join(self.lines[-18:]))
-
-    def _finished(self, ok: bool, said: str) -> None:
-        self.add(said)
-        self.done, self.paired = True, ok
-        if self.is_attached:
-            then = "  then the throughput self-test" if ok and self.then_selftest else ""
-            footer = self.query_one(Footer)
-            footer.keys = f"[enter] close{then}"
-            footer.update(Text(footer.keys))
-
-    def action_close(self) -> None:
-        if not self.done:
-            self.query_one(Footer).say("pairing: it ends when the other router has paired "
-                                       "or the code times out", 10)
-            return
-        self.app.pop_screen()
-        if self.paired and self.then_selftest:
-            start_selftest(self.app, self.adaptive)
-
-    def action_nothing(self) -> None:
-        pass
 
 
 def setup_screen(first_boot: bool = False, **kwargs: Any) -> Screen:

@@ -3,7 +3,7 @@ endpoint and last handshake (refreshed every 2 s), and pairing from here:
 [n] on a hub shows a one-time code (in big digits, to read off this screen) and
 waits for an edge; [j] on an edge asks the hub's address and the code (not
 echoed). [d] unpairs the peer under the cursor after a yes. Under the peers,
-the port forwards (keel.ui.forwards): [f] adds one, [x] removes one."""
+the port forwards (keel.ui.screens.forwards): [f] adds one, [x] removes one."""
 
 from __future__ import annotations
 
@@ -19,13 +19,12 @@ from textual.widgets import DataTable, Input, Static
 
 from keel.apply.confirmed import KEEL, Run, _run, last_line
 from keel.pair.peers import PeerRow, cells, read_peer_rows
-from keel.ui.bigtext import big_text
-from keel.ui.forwards import ForwardsPanel
-from keel.ui.screens import ConfirmScreen
-from keel.ui.setup import pair_after_setup
+from keel.ui.dialogs import ConfirmScreen
+from keel.ui.pair_hook import PairAfterSetup, pair_after_setup
+from keel.ui.screens.forwards import ForwardsPanel
+from keel.ui.widgets.bigtext import big_text
 
 CODE_LINE = re.compile(r"^\s+code\s+(\d{4}-\d{4})\s*$")
-Pair = Callable[[str, str, str, Callable[[str], None]], tuple[bool, str]]
 COLUMNS = ("name", "tunnel", "endpoint", "last handshake", "routes")
 
 
@@ -40,7 +39,7 @@ class PeersScreen(Screen):
     ]
 
     def __init__(self, read: Callable[[], tuple[list[PeerRow], str]] = read_peer_rows,
-                 pair: Pair = pair_after_setup, run: Run = _run,
+                 pair: PairAfterSetup = pair_after_setup, run: Run = _run,
                  forwards: ForwardsPanel | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.read, self.pair, self.run = read, pair, run

@@ -5,21 +5,24 @@ fingerprint). Both are kept on /data (keel.access)."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+import time
+from typing import ClassVar, cast
 
 from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Static
+from textual.worker import Worker, WorkerState
 
 from keel.access.cli import NO_PASSWORD_MEANS
 from keel.access.password import PasswordStore, RootPassword
 from keel.access.ssh_keys import KeyStore, write_authorized_keys
 from keel.parse.ssh_key import parse_public_key, split_key_lines
-from keel.ui.lines import LinesPanel
+from keel.ui.app_protocol import ConsoleApp
+from keel.ui.dialogs import ConfirmScreen
+from keel.ui.widgets.lines import LinesPanel
+from keel.ui.widgets.paste_input import GuardedPasteInput
 
 WHY = ("Root's password guards the console's login and the UI's shell key [!]. "
        "SSH never takes it (keys only).")
@@ -90,8 +93,6 @@ class SetPasswordScreen(ModalScreen[bool | None]):
         self.say(f"not set: {why}")
 
     def action_none(self) -> None:
-        from keel.ui.screens import ConfirmScreen
-
         if self.reask:
             self.dismiss(None)
             return
@@ -105,39 +106,14 @@ class SetPasswordScreen(ModalScreen[bool | None]):
                              answered)
 
 
-class KeyInput(Input):
-    """The paste box for one public key. Input's own paste keeps what comes
-    before the first of str.splitlines' separators ('\r', '\x0b', '\x85',
-    '\u2028' ...) and drops the rest without a word; here a paste is split
-    on '\n' only, and a paste that is not one clean key line never enters
-    the box: the screen says why (Refused)."""
-
-    class Refused(Message):
-        def __init__(self, why: str) -> None:
-            super().__init__()
-            self.why = why
-
-    def _on_paste(self, event: events.Paste) -> None:
-        event.stop()
-        event.prevent_default()  # Input's own handler (splitlines()[0]) does not run
-        lines = split_key_lines(event.text)
-        if len(lines) > 1:
-            self.post_message(self.Refused(f"{len(lines)} lines pasted: paste one key at a "
-                                           "time"))
-            return
-        if not lines:
-            return
-        line = lines[0][1]
-        if not all(" " <= ch <= "~" for ch in line):
-            try:
-                parse_public_key(line)
-            except ValueError as err:
-                self.post_message(self.Refused(str(err)))
-                return
-        if self.selection.is_empty:
-            self.insert_text_at_cursor(line)
-        else:
-            self.replace(line, *self.selection)
+def key_input() -> GuardedPasteInput:
+    """The paste box for one public key: a paste that is not one clean key
+    line never enters it (keel.parse.ssh_key says why)."""
+    return GuardedPasteInput(
+        lambda text: [line for _, line in split_key_lines(text)], lambda ch: " " <= ch <= "~",
+        parse_public_key, "paste one key at a time",
+        placeholder="paste an SSH public key (ssh-ed25519 AAAA... you@host), enter",
+        id="new-key")
 
 
 class AccessScreen(Screen[None]):
@@ -156,8 +132,7 @@ class AccessScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield LinesPanel(id="access")
-        yield KeyInput(placeholder="paste an SSH public key (ssh-ed25519 AAAA... you@host), "
-                                   "enter", id="new-key")
+        yield key_input()
         yield Static("", id="access-said", markup=False)
         yield Static("[F2] root password  [F3] remove the last key added here  [esc] back",
                      id="footer", markup=False)
@@ -198,7 +173,7 @@ class AccessScreen(Screen[None]):
             return f"; not yet in force ({err}): keel apply writes it"
         return ", in force for SSH now"
 
-    def on_key_input_refused(self, event: KeyInput.Refused) -> None:
+    def on_guarded_paste_input_refused(self, event: GuardedPasteInput.Refused) -> None:
         self.say(f"not added: {event.why}")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -229,3 +204,66 @@ class AccessScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+
+class PasswordScreen(ModalScreen[bool]):
+    """Asks for the root password; dismisses True once it is right."""
+
+    BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "cancel", "cancel")]
+    MAX_TRIES = 3
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tries = 0
+
+    def compose(self) -> ComposeResult:
+        with Static(id="dialog"):
+            yield Static("Root shell: enter the root password ([esc] cancels)", markup=False)
+            yield Input(password=True, id="password")
+            yield Static("", id="pw-error", markup=False)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.input.disabled = True
+        password = event.value
+        # a description of its own: a worker's default one shows its arguments
+        self.run_worker(lambda: self._verify(password), thread=True, group="password",
+                        exclusive=True, description="check root's password",
+                        exit_on_error=False)
+        event.input.value = ""
+
+    def _verify(self, password: str) -> bool:
+        app = cast("ConsoleApp", self.app)
+        ok = app.shell.verify(password)
+        if not ok:
+            time.sleep(app.password_delay)
+        return ok
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # once the worker has ended: a dismiss from inside it (the right
+        # password) would cancel the worker that asked for it
+        if event.worker.group != "password":
+            return
+        if event.state == WorkerState.SUCCESS:
+            self._verified(bool(event.worker.result))
+        elif event.state == WorkerState.ERROR:  # not a wrong password: say what broke
+            self._ask_again(f"could not check the password "
+                            f"({type(event.worker.error).__name__})")
+
+    def _verified(self, ok: bool) -> None:
+        if ok:
+            self.dismiss(True)
+            return
+        self.tries += 1
+        if self.tries >= self.MAX_TRIES:
+            self.dismiss(False)
+            return
+        self._ask_again("wrong password")
+
+    def _ask_again(self, why: str) -> None:
+        self.query_one("#pw-error", Static).update(why)
+        field = self.query_one("#password", Input)
+        field.disabled = False
+        field.focus()
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)

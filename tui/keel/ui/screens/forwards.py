@@ -5,7 +5,7 @@ worker thread every 30 s while the screen is in front, and posted whole;
 the widgets only draw it. [f] adds a forward (a small form), [x] removes the
 one under the cursor: both through keel.forwards.edit, as `keel forwards`
 does (the loader's message under the form when it refuses), then the
-settings' review and apply with confirm (keel.ui.settings.ReviewScreen)."""
+settings' review and apply with confirm (keel.ui.dialogs.review_and_apply)."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ from keel.forwards.collect import ForwardsSnapshot, collect_in_force
 from keel.forwards.edit import PROTOCOLS, Change, ForwardEditError, add_forward, remove_forward
 from keel.shown import shown
 from keel.state.revisions import RevisionStore
-from keel.ui.screens import ConfirmScreen
-from keel.ui.settings import ConfigActions, ReviewScreen
+from keel.ui.config_actions import ConfigActions
+from keel.ui.dialogs import ConfirmScreen, review_and_apply
 
 POLL_S = 30.0
 PROPOSED = Path("/run/keel/proposed-forwards.toml")
@@ -212,9 +212,8 @@ class ForwardsPanel(Vertical):
             return
         self.busy = True
         self.say(change.said)
-        self.app.push_screen(ReviewScreen(change.old_text, change.new_text, self.actions,
-                                          self.confirm_s, self.revisions.current_number(),
-                                          id="review-screen"), self._reviewed)
+        review_and_apply(self.app, change.old_text, change.new_text, self.actions,
+                         self.revisions, self.confirm_s, self._reviewed)
 
     def _reviewed(self, result: tuple[str, str] | None) -> None:
         self.busy = False
