@@ -56,7 +56,7 @@ def test_where_a_nic_sits():
 
 def test_speeds():
     assert ni.speed_mbps("2500\n") == 2500
-    for bad in ("-1\n", "0", "", None, "１０００", "99999999999"):
+    for bad in ("-1\n", "0", "", None, "\uff11\uff10\uff10\uff10", "99999999999"):
         assert ni.speed_mbps(bad) is None
 
 

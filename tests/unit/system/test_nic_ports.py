@@ -58,7 +58,7 @@ def test_the_same_config_finds_the_same_nics_in_either_image(tmp_path):
         assert not r.refused
         by = {p.name: p for p in found}
         got[label] = (by[r.model.wans[0].interface].driver, by[r.model.lans[0].interface].driver)
-        assert [role.line() for role in r.roles][0].startswith("WAN  pci:0000:00:05.0 -> eth")
+        assert r.roles[0].line().startswith("WAN  pci:0000:00:05.0 -> eth")
     assert got == {"dev": ("e1000", "8139cp"), "release": ("e1000", "8139cp")}
     # by kernel name, the two images give different NICs: what keel used to do
     by_name = _model("eth0", None)
