@@ -19,6 +19,8 @@ import socket
 import struct
 from collections.abc import Callable
 
+from keel.model.nic_roles import Resolution, resolve_model
+from keel.model.router import RouterModel
 from keel.parse import nic_identity as ident
 from keel.system.hardware import ATTR_MAX, IFNAME_MAX, NET, _at, _attr, _driver, _entries
 
@@ -88,3 +90,9 @@ def read_ports(root: str = "/", permanent_mac: PermanentMac | None = None) -> li
 def read_link_names(root: str = "/") -> set[str]:
     """Every network device's name, virtual ones too (a bridge can be a LAN)."""
     return set(_entries(_at(root, NET)))
+
+
+def resolve_in_force(model: RouterModel, root: str = "/") -> Resolution:
+    """The config's WAN and LAN resolved on this machine's NICs now, as
+    `keel apply` resolves them (keel.model.nic_roles)."""
+    return resolve_model(model, read_ports(root), read_link_names(root))
