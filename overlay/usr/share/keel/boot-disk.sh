@@ -53,7 +53,7 @@ keel_partlabels() {
 			DEVNAME) _dev=$_value ;;
 			esac
 		done <"$_uevent"
-		[ -n "$_name" ] && [ -n "$_dev" ] || continue
+		if [ -z "$_name" ] || [ -z "$_dev" ]; then continue; fi
 		if [ -n "$_disk" ]; then
 			_on=$(keel_disk_of "$_sys" "$_dev")
 			if [ "$_on" != "$_disk" ]; then
@@ -111,7 +111,7 @@ keel_gpt_partuuid() {
 		tr -d ' \n')
 	[ ${#_g} -eq 32 ] || return 0
 	# mixed-endian: the first three fields little-endian
-	_b() { echo "$_g" | cut -c"$1"-"$(($1 + 1))"; }
+	_b() { echo "$_g" | cut -c "$1-$(($1 + 1))"; }
 	echo "$(_b 7)$(_b 5)$(_b 3)$(_b 1)-$(_b 11)$(_b 9)-$(_b 15)$(_b 13)-$(echo "$_g" |
 		cut -c17-20)-$(echo "$_g" | cut -c21-32)"
 }
