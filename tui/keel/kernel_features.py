@@ -193,7 +193,7 @@ FEATURES: tuple[Feature, ...] = (
     # --- boot without an initramfs, filesystems -----------------------------
     _f("EFI", BOOT, "boots by UEFI"),
     _f("EFI_STUB", BOOT, "GRUB's EFI loader starts the kernel as an EFI image"),
-    _f("EFI_PARTITION", BOOT, "GPT disks (root=PARTUUID= of keel-root-a or -b)"),
+    _f("EFI_PARTITION", BOOT, "GPT disks (root=PARTLABEL=keel-root-a or -b)"),
     _f("DEVTMPFS", BOOT, "/dev without udev"),
     _f("DEVTMPFS_MOUNT", BOOT, "/dev mounted before init runs"),
     _f("TMPFS", BOOT, "/run and /tmp on a read-only root"),

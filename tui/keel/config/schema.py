@@ -158,10 +158,8 @@ class Shaping:
 
 @dataclass(frozen=True)
 class Wan:
-    interface: str = key("eth0", "the WAN's NIC: its kernel name, or what it is, which no "
-                                 "reboot or driver order changes: mac:52:54:00:12:34:56 (its "
-                                 "permanent MAC) or pci:0000:01:00.0 (its PCI function); "
-                                 "resolved to a kernel name at each apply", NIC)
+    interface: str = key("eth0", "the WAN's NIC: eth0, mac:<permanent MAC> or "
+                                 "pci:<PCI function>", NIC)
     mode: str = key("dhcp", "how the WAN gets its address", one_of("dhcp", "static"))
     address: str | None = key(None, "static address with prefix, like 203.0.113.2/24 "
                                     "(mode = static)", syntax("interface_address"))
@@ -176,9 +174,8 @@ class Wan:
 
 @dataclass(frozen=True)
 class Lan:
-    interface: str = key("eth1", "the LAN's NIC, as wan.interface names one; keel serves "
-                                 "DHCP, DNS and router advertisements only here, and not at "
-                                 "all while no NIC here is this one", NIC)
+    interface: str = key("eth1", "the LAN's NIC, as wan.interface (not here: no LAN "
+                                 "service)", NIC)
     address: str = key("192.168.77.1/24", "the router's LAN address with prefix",
                        syntax("interface_address"))
     dhcp_start: str | None = key("192.168.77.100", "first address handed out by DHCP",
