@@ -67,8 +67,12 @@ def test_esp_holds_both_grubs_the_board_cmdline_and_grubenv(parts):
     grub_cfg = subprocess.run(["mtype", "-i", image, "::/EFI/BOOT/grub.cfg"], check=True,
                               capture_output=True, text=True).stdout
     cmdline = CMDLINE_FILE.read_text().strip()
-    assert ("linux $keel_boot/keel/bzImage root=PARTLABEL=$keel_root "
+    assert ("linux $keel_boot/keel/bzImage $keel_root_arg "
             f"rauc.slot=$keel_slot$keel_spent {cmdline}") in grub_cfg
+    # the root by the PARTUUID of the root partition of the disk booted
+    assert f'keel_root_part="($keel_disk,gpt{parts["keel-root-a"].number})"' in grub_cfg
+    assert f'keel_root_part="($keel_disk,gpt{parts["keel-root-b"].number})"' in grub_cfg
+    assert 'keel_root_arg="root=PARTUUID=$keel_root_uuid"' in grub_cfg
     # the slots' kernel partitions by their numbers in the table
     assert f'keel_boot="($keel_disk,gpt{parts["keel-boot-a"].number})"' in grub_cfg
     assert f'keel_boot="($keel_disk,gpt{parts["keel-boot-b"].number})"' in grub_cfg

@@ -3,7 +3,7 @@
     keel apply [FILE] [--dry-run] [--confirm SECONDS]   apply the config
     keel confirm                                         keep what --confirm applied
     keel rollback [N]                                    re-apply revision N (default: the previous)
-    keel show pubkey|revisions                           what the router is
+    keel show pubkey|revisions|ports                     the key, revisions, NICs
     keel doctor [--json]                                 what is really in force
     keel forwards [--json] | add NAME ... | remove NAME  port forwards
     keel config check|example ...                        the config file
@@ -60,6 +60,8 @@ def _show(args: argparse.Namespace) -> int:
             print(f"keel show pubkey: {err}", file=sys.stderr)
             return 1
         return 0
+    if args.what == "ports":
+        return _show_ports()
     from keel.state.revisions import RevisionStore
 
     store = RevisionStore()
@@ -68,6 +70,30 @@ def _show(args: argparse.Namespace) -> int:
         mark = "*" if current and rev.number == current.number else " "
         print(f"{mark} {rev.number:4d}  {rev.note}")
     return 0
+
+
+def _show_ports() -> int:
+    """Each role's NIC (the config's name, the kernel name it resolved to
+    now) and every port with its driver, identity and link."""
+    from keel.model import InvalidConfig, config_in_force, read_model
+    from keel.system.nic_ports import read_ports, resolve_in_force
+
+    try:
+        resolution = resolve_in_force(read_model(config_in_force()))
+    except InvalidConfig as err:
+        print(f"keel show ports: the config in force is invalid:\n{err}", file=sys.stderr)
+        resolution = None
+    if resolution is not None:
+        for role in resolution.roles:
+            print(role.line())
+        if resolution.refused:
+            print(f"keel apply refuses this: {resolution.refused}")
+        print()
+    print(f"{'port':<16} {'driver':<12} {'mac':<17} {'identity':<22} link")
+    for p in read_ports():
+        print(f"{p.name:<16} {p.driver or '-':<12} {p.mac or '-':<17} "
+              f"{p.identity or '-':<22} {p.link}")
+    return 0 if resolution is not None else 2
 
 
 def _positive_seconds(text: str) -> int:
@@ -140,8 +166,8 @@ def build_parser(modules: list[tuple[str, str]] | None = None) -> argparse.Argum
     p.add_argument("revision", nargs="?", type=int)
     p.set_defaults(func=_rollback)
 
-    p = sub.add_parser("show", help="the public key, the config revisions")
-    p.add_argument("what", choices=["pubkey", "revisions"])
+    p = sub.add_parser("show", help="the public key, the config revisions, the NICs")
+    p.add_argument("what", choices=["pubkey", "revisions", "ports"])
     p.set_defaults(func=_show)
 
     if modules is None:

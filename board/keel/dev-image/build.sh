@@ -190,6 +190,8 @@ rm -rf "$INITRD"
 mkdir -p "$INITRD"/{bin,dev,proc,sys,newroot,lib/modules}
 cp "$ROOT/usr/bin/busybox" "$INITRD/bin/busybox"
 cp "$HERE/initramfs-init" "$INITRD/init"
+# the boot disk's functions (root=PARTUUID=: a partition's GUID from its GPT)
+cp "$TOP/overlay/usr/share/keel/boot-disk.sh" "$INITRD/lib/boot-disk.sh"
 : > "$INITRD/lib/modules/load-order"
 # one line per line of initramfs-modules.txt: its modules with their
 # dependencies, each file once, in load order

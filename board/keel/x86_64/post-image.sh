@@ -51,8 +51,10 @@ part_number() { # part_number NAME
 }
 boot_a=$(part_number keel-boot-a)
 boot_b=$(part_number keel-boot-b)
-if [ -z "$boot_a" ] || [ -z "$boot_b" ]; then
-	echo "post-image.sh: no keel-boot-a/keel-boot-b partition in $CFG" >&2
+root_a=$(part_number keel-root-a)
+root_b=$(part_number keel-root-b)
+if [ -z "$boot_a" ] || [ -z "$boot_b" ] || [ -z "$root_a" ] || [ -z "$root_b" ]; then
+	echo "post-image.sh: no keel-boot-a/-b or keel-root-a/-b partition in $CFG" >&2
 	exit 1
 fi
 
@@ -60,6 +62,7 @@ fi
 cmdline=$(tr -d '\n' < "$BOARD/cmdline.txt")
 sed -e "s|@CMDLINE@|$cmdline|" -e "s|@INITRD@|$initrd|" \
 	-e "s|@BOOT_A@|$boot_a|" -e "s|@BOOT_B@|$boot_b|" \
+	-e "s|@ROOT_A@|$root_a|" -e "s|@ROOT_B@|$root_b|" \
 	"$BOARD/grub.cfg.in" > "$BIN/efi-part/EFI/BOOT/grub.cfg"
 # grubenv as grub-editenv writes it: a 1024-byte block, padded with '#'.
 # As flashed: slot A good, slot B empty.

@@ -122,5 +122,6 @@ def fake_router(default_text: str, fails: Callable[[list[str]], bool] | None = N
         mp.setattr(pm_qos, "PM_QOS_DEVICE", root / "dev/cpu_dma_latency")
         mp.setattr(cpu_tuning, "NET_ROOT", root / "sys/class/net")
         mp.setattr(links, "NET", str(root / "sys/class/net"))
+        mp.setattr(engine.Probe, "sysfs_root", str(root))  # the NICs' identities
         mp.setattr(os, "fsync", lambda fd: None)  # a temporary directory needs no durability
         yield router

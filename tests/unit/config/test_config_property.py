@@ -105,6 +105,15 @@ values = st.recursive(scalars, lambda inner: st.one_of(
 keys32 = st.binary(min_size=32, max_size=32).map(lambda b: base64.b64encode(b).decode())
 ifnames = st.text(st.characters(codec="ascii"), min_size=0, max_size=18)
 addresses = st.ip_addresses().map(str)
+# a NIC by name or by what it is: mac: and pci: with values near the edge
+_hexes = st.text("0123456789abcdefABCDEFg", min_size=1, max_size=3)
+nic_specs = st.one_of(
+    ifnames,
+    st.lists(_hexes, min_size=5, max_size=7).map(lambda p: "mac:" + ":".join(p)),
+    st.tuples(_hexes, _hexes, _hexes, st.integers(0, 9)).map(
+        lambda t: f"pci:{t[0]}:{t[1]}:{t[2]}.{t[3]}"),
+    st.tuples(st.sampled_from(["mac", "pci", "usb", "MAC", ""]), ifnames).map(
+        lambda t: f"{t[0]}:{t[1]}"))
 networks = st.one_of(st.ip_addresses(v=4).flatmap(lambda a: st.integers(0, 32).map(
     lambda n: f"{a}/{n}")), st.ip_addresses(v=6).flatmap(lambda a: st.integers(0, 128).map(
         lambda n: f"{a}/{n}")))
@@ -125,7 +134,8 @@ networks6 = st.one_of(
 targets = st.one_of(
     addresses, endpoints,
     st.tuples(st.ip_addresses(v=4), st.integers(-1, 70000)).map(lambda t: f"{t[0]}:{t[1]}"))
-BY_SYNTAX = {"ifname": ifnames, "hostname": ifnames, "address": addresses,
+BY_SYNTAX = {"ifname": ifnames, "ifname_or_identity": nic_specs, "hostname": ifnames,
+             "address": addresses,
              "prefix": networks, "interface_address": networks, "wg_key": keys32,
              "interface_address6": networks6, "prefix6": networks6,
              "endpoint": endpoints, "lease": st.from_regex(r"\d{0,4}[smhdwx]?", fullmatch=True),
@@ -180,6 +190,14 @@ def _obeys(rule: Rule, value: Any) -> bool:
     if rule.syntax == "ifname":
         return (0 < len(value.encode()) <= 15 and value not in (".", "..")
                 and not any(c in "/:" or c.isspace() for c in value))
+    if rule.syntax == "ifname_or_identity":
+        if value.startswith("mac:"):
+            return bool(re.fullmatch(r"(?:[0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}", value[4:])) \
+                and int(value[4:].replace(":", ""), 16) != 0
+        if value.startswith("pci:"):
+            return bool(re.fullmatch(r"(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]",
+                                     value[4:]))
+        return _obeys(Rule(syntax="ifname"), value)
     if rule.syntax == "wg_key":
         try:
             return len(value) == 44 and len(base64.b64decode(value, validate=True)) == 32
@@ -308,8 +326,9 @@ def _invalid(info: KeyInfo) -> st.SearchStrategy[Any]:
     if rule.syntax in ("address", "prefix", "interface_address", "wg_key",
                        "interface_address6", "prefix6"):
         options.append(st.text(st.characters(codec="ascii"), max_size=6))
-    if rule.syntax == "ifname":
-        options.append(st.text(st.characters(codec="ascii"), min_size=16, max_size=30))
+    if rule.syntax in ("ifname", "ifname_or_identity"):
+        options.append(st.text(st.characters(codec="ascii"), min_size=16, max_size=30)
+                       .filter(lambda t: ":" not in t))
     return st.one_of(*options)
 
 

@@ -21,9 +21,10 @@ from keel.apply.errors import InvalidConfig, Refused
 from keel.boot import timeline
 from keel.config.errors import ConfigError
 from keel.config.load import Loaded, parse_config
-from keel.model import reading
+from keel.model import RouterModel, nic_roles, reading
 from keel.model.reading import model_of, read_loaded, read_model
 from keel.state.revisions import RevisionStore, atomic_write
+from keel.system import nic_record
 from keel.system.commands import CommandError, Runner
 from keel.system.console import uptime
 from keel.wireguard import keys
@@ -81,14 +82,14 @@ class Applier:
         began = timeline.boottime()
         for line in loaded.warning_lines():
             self.report(line)
-        model = model_of(loaded)
+        probe = engine.Probe(self.runner, self.run_dir)
+        model = self._resolved(model_of(loaded), probe, dry_run=dry_run)
         self._ensure_key(tunnel=model.wireguard is not None, dry_run=dry_run)
         try:
             engine.check_ruleset(model, self.runner, self.run_dir)
         except CommandError as err:
             raise Refused("firewall: nft -c refused the ruleset, nothing changed:\n"
                           + err.stderr) from None
-        probe = engine.Probe(self.runner, self.run_dir)
         key = self._private_key
         if dry_run and not self.key_path.is_file():
             # a dry run makes no key: the plan shows the tunnel's step (a new key
@@ -115,6 +116,22 @@ class Applier:
         if not steps:
             self.report("no changes")
         self._record(loaded.text, note)
+
+    def _resolved(self, model: RouterModel, probe: engine.Probe, *,
+                  dry_run: bool) -> RouterModel:
+        """The model with the kernel names of the NICs the config names
+        (keel.model.nic_roles); raises Refused when the WAN is on no NIC
+        here, or the WAN and the LAN are one. Records what each role
+        resolved to (keel.system.nic_record) unless a dry run."""
+        resolution = nic_roles.resolve_model(model, probe.ports(), probe.links())
+        for note in resolution.notes:
+            self.report(note)
+        if resolution.refused:
+            raise Refused(resolution.refused)
+        if not dry_run:
+            nic_record.record(resolution.roles, probe.ports(), self.run_dir,
+                              self.revisions.root.parent)
+        return resolution.model
 
     def _record(self, text: str, note: str) -> None:
         """A new revision when the text differs from the current one (compared

@@ -84,6 +84,10 @@ def _table(data: Any, name: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _tables(value: Any) -> list[dict[str, Any]]:
     return [t for t in value if isinstance(t, dict)] if isinstance(value, list) else []
 
@@ -103,7 +107,7 @@ def ceiling_of(text: str) -> Ceiling | None:
     flags = frozenset(f"{section}.{name}" for section, name, default in FLAGS
                       if _table(data, section).get(name, default) is True)
     ports = frozenset(f"{section}.{name}:{port}" for section, name in PORTS
-                      for port in (_table(data, section).get(name) or ())
+                      for port in _list(_table(data, section).get(name))
                       if isinstance(port, int) and not isinstance(port, bool))
     forwards = frozenset(forward_identity(t) for t in _tables(data.get("forward")))
     return Ceiling(ssh_keys, peers, flags, ports, forwards)

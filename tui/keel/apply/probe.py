@@ -9,9 +9,10 @@ import shutil
 from pathlib import Path
 
 from keel.parse import nftlist
+from keel.parse.nic_identity import Port
 from keel.parse.tcqdisc import Qdisc
 from keel.render import dhcpcd, nft
-from keel.system import links, pm_qos
+from keel.system import links, nic_ports, pm_qos
 from keel.system.commands import Runner
 from keel.system.cpu_sysfs import CpuTuning, read_tuning
 from keel.system.kernel import read_hostname
@@ -36,11 +37,14 @@ class Probe:
     # line that differs, and a daemon restarted for nothing
     program_dirs = ("/usr/sbin", "/sbin", "/usr/bin", "/bin")
 
+    sysfs_root = "/"  # where /sys/class/net is read (tests: a captured tree)
+
     def __init__(self, runner: Runner, run_dir: Path = RUN_DIR) -> None:
         self.runner = runner
         self.source = RunnerSource(runner)
         self.run_dir = run_dir
         self._links: dict[str, dict] | None = None
+        self._ports: list[Port] | None = None
 
     def json(self, argv: list[str]):
         proc = self.runner.run(argv, check=False)
@@ -54,6 +58,14 @@ class Probe:
             self._links = {link["ifname"]: link
                            for link in self.json(["ip", "-j", "-d", "link", "show"])}
         return self._links
+
+    def ports(self) -> list[Port]:
+        """The NICs that can be a WAN or a LAN, with what names them across
+        reboots (permanent MAC, PCI function): the config's mac: and pci:
+        are resolved against these (keel.model.nic_roles)."""
+        if self._ports is None:
+            self._ports = nic_ports.read_ports(self.sysfs_root)
+        return self._ports
 
     def addresses(self, ifname: str) -> set[str]:
         data = self.json(["ip", "-j", "addr", "show", "dev", ifname])

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from keel.config.netsets import Address, Network, network
 from keel.config.netsets import address as strict_address
 from keel.config.netsets import interface as strict_interface
+from keel.config.nic_spec import parse_spec
 from keel.config.schema import Rule
 from keel.parse.ssh_key import parse_public_key
 
@@ -65,6 +66,16 @@ def ifname(value: str) -> str | None:
         return f"{bad}: '/', ':' and white space are not allowed"
     if not _IFNAME_CHARS.match(value):
         return f"{bad}: use letters, digits and _ . @ + -"
+    return None
+
+
+def ifname_or_identity(value: str) -> str | None:
+    """A NIC by its kernel name (ifname) or by what it is: mac:... or pci:...
+    (keel.config.nic_spec)."""
+    try:
+        parse_spec(value, ifname)
+    except ValueError as err:
+        return str(err)
     return None
 
 
@@ -357,6 +368,7 @@ def ssh_public_key(value: str) -> str | None:
 
 SYNTAXES: dict[str, Callable[[str], str | None]] = {
     "ifname": ifname,
+    "ifname_or_identity": ifname_or_identity,
     "hostname": hostname,
     "address": address,
     "prefix": prefix,

@@ -6,6 +6,7 @@ forwards' in forward_relations.py, IPv6's in ipv6_relations.py."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 
 from keel.adaptive import target
@@ -14,6 +15,7 @@ from keel.config import ipv6_relations as ipv6
 from keel.config import wireguard_relations as tunnel
 from keel.config.errors import Problem
 from keel.config.netsets import Address, Interface, Network, address, interface
+from keel.config.nic_spec import parse_spec
 from keel.config.schema import Config, Lan, Wan
 
 
@@ -159,6 +161,8 @@ def _interfaces(cfg: Config) -> Iterator[Problem]:
         names["wireguard.interface"] = cfg.wireguard.interface
     by_name: dict[str, str] = {}
     for path, name in names.items():
+        with contextlib.suppress(ValueError):  # each key's own check named a bad one
+            name = parse_spec(name).text  # mac:AA:.. and mac:aa:.. are one NIC
         if name in by_name:
             yield Problem(path, f"same interface as {by_name[name]}")
         by_name.setdefault(name, path)

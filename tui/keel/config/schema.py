@@ -30,7 +30,7 @@ GOVERNORS = ("performance", "schedutil", "ondemand", "powersave", "conservative"
 @dataclass(frozen=True)
 class Rule:
     """What one value may be. `syntax` names a check in keel.config.checks
-    (ifname, hostname, address, prefix, interface_address, interface_address6,
+    (ifname, ifname_or_identity, hostname, address, prefix, interface_address, interface_address6,
     prefix6, wg_key, endpoint, lease, ssh_public_key, port_range,
     forward_target; port_range judges an integer too); `low`..`high` bound
     integers; `choices` lists the allowed strings; `most` bounds the number of
@@ -121,6 +121,8 @@ MAX_SSH_KEYS = 256
 PORT = between(1, 65535)
 RATE = between(0, RATE_MAX_KBIT, "kbit/s")
 IFNAME = syntax("ifname")
+# a NIC by its kernel name or by what it is (keel.config.nic_spec)
+NIC = syntax("ifname_or_identity")
 
 
 @dataclass(frozen=True)
@@ -156,7 +158,8 @@ class Shaping:
 
 @dataclass(frozen=True)
 class Wan:
-    interface: str = key("eth0", "the WAN interface", IFNAME)
+    interface: str = key("eth0", "the WAN's NIC: eth0, mac:<permanent MAC> or "
+                                 "pci:<PCI function>", NIC)
     mode: str = key("dhcp", "how the WAN gets its address", one_of("dhcp", "static"))
     address: str | None = key(None, "static address with prefix, like 203.0.113.2/24 "
                                     "(mode = static)", syntax("interface_address"))
@@ -171,7 +174,8 @@ class Wan:
 
 @dataclass(frozen=True)
 class Lan:
-    interface: str = key("eth1", "the LAN interface", IFNAME)
+    interface: str = key("eth1", "the LAN's NIC, as wan.interface (not here: no LAN "
+                                 "service)", NIC)
     address: str = key("192.168.77.1/24", "the router's LAN address with prefix",
                        syntax("interface_address"))
     dhcp_start: str | None = key("192.168.77.100", "first address handed out by DHCP",

@@ -38,6 +38,9 @@ def run_doctor(as_json: bool, seconds: float) -> int:
     found += hardware.check_devices(collect.devices())
     found += hardware.check_secure_boot(collect.secure_boot())
     if model is not None:
+        resolution = collect.roles(model)
+        model = resolution.model  # kernel names, as keel apply resolves them
+        found += hardware.check_roles(resolution, collect.ports(), collect.first_seen())
         found += hardware.check_links(model, collect.links(model))
     found += checks.check_upgrade(collect.upgrade())
     found += checks.check_password(PasswordStore().root_hash())

@@ -14,11 +14,15 @@ from pathlib import Path
 
 from keel.doctor.checks import RulesetState
 from keel.model import RouterModel
+from keel.model.nic_roles import Resolution
 from keel.parse import nftlist, procstat
 from keel.parse.hardware import Device, Link
+from keel.parse.nic_first_seen import FirstSeen
+from keel.parse.nic_identity import Port
 from keel.parse.tcqdisc import Qdisc
 from keel.parse.wgdump import WgInterface
 from keel.render import nft
+from keel.system import nic_ports, nic_record
 from keel.system.commands import Runner
 from keel.system.cpu_sysfs import CpuTuning, read_tuning
 from keel.system.cpu_times import read_cpu_times
@@ -86,6 +90,19 @@ def links(model: RouterModel) -> dict[str, Link]:
     """The link of each NIC the config assigns (the WANs' and the LANs')."""
     names = [w.interface for w in model.wans] + [lan.interface for lan in model.lans]
     return {name: read_link(name) for name in names}
+
+
+def ports() -> list[Port]:
+    return nic_ports.read_ports()
+
+
+def roles(model: RouterModel) -> Resolution:
+    """The WAN's and the LAN's NICs resolved on this machine now."""
+    return nic_ports.resolve_in_force(model)
+
+
+def first_seen() -> dict[str, FirstSeen]:
+    return nic_record.read_first_seen()
 
 
 def tuning() -> CpuTuning:

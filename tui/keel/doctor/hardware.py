@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from keel.doctor.checks import INFO, OK, WARN, Check
 from keel.model import RouterModel
+from keel.model.nic_roles import Resolution
 from keel.parse.hardware import NETWORK, STORAGE, Device, Link
+from keel.parse.nic_first_seen import FirstSeen
+from keel.parse.nic_identity import Port
 from keel.shown import shown
 
 AREA = "hardware"
@@ -81,4 +84,42 @@ def check_links(model: RouterModel, links: dict[str, Link]) -> list[Check]:
                                data))
         else:
             found.append(Check(AREA, name, OK, "up, with carrier", data))
+    return found
+
+
+def check_roles(resolution: Resolution, ports: list[Port],
+                first_seen: dict[str, FirstSeen]) -> list[Check]:
+    """Which kernel name each role resolved to (`keel apply` resolves the
+    same way); a LAN left out (no LAN service), a WAN keel apply refuses;
+    and a kernel name that is now another NIC than the one the first apply
+    of this config found there (the kernel's names moved: another image, a
+    new driver, a NIC added)."""
+    found = []
+    by_name = {p.name: p for p in ports}
+    for role in resolution.roles:
+        data = {"key": role.key, "spec": role.spec, "name": role.name, "why": role.why}
+        where = f"{role.key} ({role.role})"
+        if role.name is None:
+            refused = role.role == "WAN" and resolution.refused
+            found.append(Check(AREA, where, WARN, f"{role.spec}: {role.why}: " + (
+                "keel apply refuses this config" if refused else
+                "no LAN service (no DHCP, DNS or router advertisements)"
+                if role.role == "LAN" else "not in force"), data))
+            continue
+        port = by_name.get(role.name)
+        what = f"{role.spec} -> {role.name}" if role.name != role.spec else role.name
+        if port is not None:
+            what += f" ({port.driver or 'no driver'}, {port.identity or 'no identity'})"
+            data |= {"identity": port.identity, "driver": port.driver}
+        kept = first_seen.get(role.key)
+        if kept is not None and kept.spec == role.spec and port is not None \
+                and kept.identity != port.identity:
+            found.append(Check(AREA, where, WARN,
+                               f"{what}: the first apply of this config found "
+                               f"{shown(kept.identity, 40)} ({shown(kept.driver, 20)}) as "
+                               f"{shown(kept.name, 20)}: the kernel's names moved; name the "
+                               f"port by what it is: {role.key} = \"{shown(kept.identity, 40)}\"",
+                               data | {"first": kept.identity}))
+        else:
+            found.append(Check(AREA, where, OK, what, data))
     return found
