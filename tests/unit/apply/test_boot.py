@@ -7,6 +7,7 @@ in one line, and leaves a record that `keel doctor` shows."""
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -126,6 +127,46 @@ def test_nft_refusing_the_ruleset_falls_back():
         (line,) = failure_lines(router)
         assert line == (f"keel: {router.user} failed: firewall: nft -c refused the ruleset, "
                         "nothing changed: refused (by the test); trying revision 1")
+
+
+def _timing_out(times: int):
+    """A runner's `fails` that makes `nft -c` time out its first `times` calls."""
+    calls = []
+
+    def fails(argv: list[str]) -> bool:
+        if argv[:2] == ["nft", "-c"]:
+            calls.append(argv)
+            if len(calls) <= times:
+                raise subprocess.TimeoutExpired(argv, 30)
+        return False
+    return fails
+
+
+def test_a_command_that_times_out_is_tried_again_not_taken_for_a_bad_config():
+    # a starved VPS at boot: `nft -c` ran past its 30 s once (seen in the lab at a
+    # load average of 20); the user's config is still the one applied
+    with fake_router(DEFAULT, _timing_out(boot.TIMEOUT_TRIES - 1)) as router:
+        with_revision(router)
+        router.user.write_text(USER)
+        assert router.boot() == 0
+        assert hostname_applied(router) == "mine"
+        assert failure_lines(router) == []
+        again = [line for line in router.said if "trying it again" in line]
+        assert len(again) == boot.TIMEOUT_TRIES - 1
+        assert again[0] == (f"keel: {router.user}: `nft -c -f {router.run_dir}/ruleset.check.nft`"
+                            " took more than 30 s: this machine is slow, not the config "
+                            "wrong; trying it again")
+
+
+def test_a_command_that_always_times_out_falls_back_after_the_last_try():
+    with fake_router(DEFAULT, _timing_out(boot.TIMEOUT_TRIES)) as router:
+        with_revision(router)
+        router.user.write_text(USER)
+        assert router.boot() == 0
+        assert hostname_applied(router) == "good"
+        (line,) = failure_lines(router)
+        assert line.startswith(f"keel: {router.user} failed: ")
+        assert "timed out after 30 seconds" in line and line.endswith("trying revision 1")
 
 
 def test_the_shipped_default_comes_last():

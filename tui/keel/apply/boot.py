@@ -33,6 +33,7 @@ the console and the record say what was cut."""
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
@@ -225,6 +226,28 @@ def narrowed(item: Candidate, newer: list[str], run_dir: Path) -> tuple[Path, tu
     return out, cut
 
 
+# how often a config whose commands ran out of time is tried before the next
+# candidate: a command that times out says the machine is slow (a starved
+# VPS at boot), not that the config is wrong
+TIMEOUT_TRIES = 3
+
+
+def _apply_patiently(applier: BootApplier, path: Path, name: str, note: str,
+                     say: Callable[[str], None]) -> None:
+    """apply_file, tried again (at most TIMEOUT_TRIES times in all) while a
+    command it runs times out; any other failure, or the last timeout, is raised."""
+    for attempt in range(1, TIMEOUT_TRIES + 1):
+        try:
+            applier.apply_file(path, name, note=note)
+            return
+        except subprocess.TimeoutExpired as err:
+            if attempt == TIMEOUT_TRIES:
+                raise
+            command = " ".join(err.cmd) if isinstance(err.cmd, list) else str(err.cmd)
+            say(f"keel: {name}: `{command}` took more than {err.timeout:.0f} s: this "
+                "machine is slow, not the config wrong; trying it again")
+
+
 def apply_at_boot(applier: BootApplier, user: Path, default: Path,
                   say: Callable[[str], None],
                   clock: Callable[[], float] | None = None) -> BootRecord:
@@ -246,7 +269,7 @@ def apply_at_boot(applier: BootApplier, user: Path, default: Path,
                 say(f"keel: {item.name}: access cut to what the newer config allows: "
                     + ", ".join(cut))
             try:
-                applier.apply_file(path, item.name, note=item.note)
+                _apply_patiently(applier, path, item.name, item.note, say)
             except Exception as err:  # whatever it is, the next config is tried
                 failure = Failure(item.name, reason_of(err))
                 if (text := _text(item.path)) is not None:
