@@ -91,6 +91,10 @@ class Saved:
     def ram(self) -> Path:
         return self.where / "ram.state"
 
+    def guest_clock(self) -> float:
+        """The guest's clock (seconds since the epoch) when it was saved."""
+        return float(json.loads((self.where / "saved.json").read_text())["guest_clock"])
+
 
 def kind_of(guest: Guest) -> Kind | None:
     """The kind `guest` restores from, or None if it must boot."""
@@ -156,10 +160,20 @@ def saved(kinds: Iterable[Kind], accel: accel_mod.Accel,
     with open(CACHE / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         missing = [s for s in found.values() if not (s.where / "saved.json").is_file()]
+        missing += [s for s in found.values() if s not in missing and not _readable(s)]
         if missing:
             _prune()
             _save(missing, accel, timeout)
     return found
+
+
+def _readable(state: Saved) -> bool:
+    """Saved by this version of the lab (its record has what a restore reads)."""
+    try:
+        state.guest_clock()
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return True
 
 
 def _save(missing: list[Saved], accel: accel_mod.Accel, timeout: float) -> None:
@@ -182,6 +196,9 @@ def _save(missing: list[Saved], accel: accel_mod.Accel, timeout: float) -> None:
         for s, guest in guests:
             guest.until(f"test -e {APPLIED}", timeout * share, every=1)
             guest.check("sync")
+            # the guest's clock as it stops (it does not run while saved): a
+            # restore steps it by the time since, measured on the host
+            clock = float(guest.check("date +%s.%N"))
             _pause_and_save(guest, build / "ram.state.tmp")
             guest.stop()
             where = s.where.with_name(s.where.name + ".tmp")
@@ -190,7 +207,8 @@ def _save(missing: list[Saved], accel: accel_mod.Accel, timeout: float) -> None:
             (build / "ram.state.tmp").rename(where / "ram.state")
             guest.overlay.rename(where / "disk.qcow2")
             (where / "saved.json").write_text(json.dumps(
-                {"kind": repr(s.kind), "image": _image_id(), "saved_at": time.time()}) + "\n")
+                {"kind": repr(s.kind), "image": _image_id(), "saved_at": time.time(),
+                 "guest_clock": clock}) + "\n")
             shutil.rmtree(s.where, ignore_errors=True)
             where.rename(s.where)
         SAVES.append((tuple(s.where.name for s in missing), time.monotonic() - began,
@@ -236,7 +254,7 @@ def restore(guests: list[tuple[Guest, Saved]], timeout: float = BOOT_TIMEOUT) ->
             guest.boot()
             continue
         macs = [(template_mac(i), nic.mac) for i, nic in enumerate(guest.nics)]
-        cmd = refresh_command(macs, time.time())
+        cmd = refresh_command(macs, time.time() - state.guest_clock())
         loaded.append((guest, cmd, guest.console.begin(cmd, timeout * 2)))
     for guest, cmd, tag in loaded:
         guest.console.end(cmd, tag, timeout * 2).check()
@@ -259,17 +277,32 @@ def _load(guest: Guest, state: Saved, timeout: float) -> None:
 SAVES: list[tuple[tuple[str, ...], float, float]] = []
 
 
-def refresh_command(macs: list[tuple[str, str]], now: float) -> str:
+def refresh_command(macs: list[tuple[str, str]], behind: float) -> str:
     """The shell command that makes a restored guest its own (the module's
-    docstring says what): `macs` pairs each NIC's saved MAC with its lab's."""
-    steps = [f"date -s @{now:.0f} >/dev/null"]
+    docstring says what): `macs` pairs each NIC's saved MAC with its lab's;
+    `behind`, how many seconds the guest's clock is behind (the time since it
+    was saved), added to it in the guest (a long command line takes seconds
+    to reach a loaded guest).
+
+    The order keeps what a boot leaves: the daemons go first (dhcpcd takes
+    the link-local addresses it made with it), then each NIC, down, gets its
+    new address and comes back up only if it was up, with the kernel's
+    default address generation, so that the kernel makes its link-local
+    address from the new MAC as at boot; `keel apply --boot` then starts the
+    daemons again, as the boot did after the NICs came up."""
+    steps = ["t=$(date +%s.%N) && date -s @$(awk -v t=$t "
+             f"'BEGIN {{ printf \"%.3f\", t + {behind:.3f} }}') >/dev/null",
+             f"for d in {' '.join(MAC_DAEMONS)}; do pkill -x $d; done; n=0; "
+             f"while pgrep -x '{'|'.join(MAC_DAEMONS)}' >/dev/null && [ $n -lt 50 ]; do "
+             "sleep 0.1; n=$((n + 1)); done; true"]
     for old, new in macs:
         steps.append(f"dev=$(grep -l -x {old} /sys/class/net/*/address) && "
-                     f"dev=${{dev%/address}} && dev=${{dev##*/}} && "
+                     "dev=${dev%/address} && dev=${dev##*/} && "
+                     "up=$(( $(cat /sys/class/net/$dev/flags) & 1 )) && "
+                     "echo 0 > /proc/sys/net/ipv6/conf/$dev/addr_gen_mode && "
                      f"ip link set dev $dev down && ip link set dev $dev address {new} && "
-                     "ip link set dev $dev up")
+                     "if [ $up = 1 ]; then ip link set dev $dev up; fi")
     steps += [f"rm -f {' '.join(IDENTITY)}",
               "/etc/init.d/S45dropbear stop; sleep 0.2; /etc/init.d/S45dropbear start",
-              f"for d in {' '.join(MAC_DAEMONS)}; do pkill -x $d; done; sleep 0.5",
               "keel apply --boot"]
     return " && ".join(f"{{ {s}; }}" for s in steps)

@@ -10,6 +10,7 @@ generator's output; their clocks are the host's."""
 
 from __future__ import annotations
 
+import ipaddress
 import time
 
 import pytest
@@ -77,6 +78,8 @@ def test_a_restored_guest_runs_what_a_booted_one_does(lab):
         return {
             "ruleset": guest.check("nft list ruleset"),
             "ipv4": guest.check("ip -4 -o addr show | awk '{print $2, $4}'"),
+            "up": guest.check("ip -o link show up | awk '{print $2}'"),
+            "link-local on": guest.check("ip -6 -o addr show scope link | awk '{print $2}'"),
             "daemons": [d for d in DAEMONS if guest.run(f"pgrep -f '{d}'").rc == 0],
             "config": guest.check("keel config show"),
             "revisions": guest.check("keel show revisions"),
@@ -86,6 +89,25 @@ def test_a_restored_guest_runs_what_a_booted_one_does(lab):
     assert set(want["daemons"]) >= ALWAYS, want["daemons"]
     assert state(one) == want
     assert state(two) == want
+
+
+def test_a_restored_guests_link_local_addresses_are_its_own_and_outlive_dhcpcd(lab):
+    """The link-local address comes from the lab's MAC, made by the kernel as
+    at boot: stopping keel's daemons (as tests that set a guest up by hand
+    do) leaves it, as on a booted guest (dhcpcd takes only those it made)."""
+    booted, one, _ = lab
+    mac = one.nics[0].mac.split(":")
+    eui = f"fe80::{int(mac[0], 16) ^ 2:x}{mac[1]}:{mac[2]}ff:fe{mac[3]}:{mac[4]}{mac[5]}"
+    want = str(ipaddress.IPv6Address(eui))
+    assert want in one.check("ip -6 -o addr show dev eth0 scope link")
+    for guest in (booted, one):
+        guest.check("pkill -x dhcpcd; n=0; while pgrep -x dhcpcd >/dev/null && [ $n -lt 50 ]; "
+                    "do sleep 0.2; n=$((n + 1)); done; true")
+    assert want in one.check("ip -6 -o addr show dev eth0 scope link")
+    assert "fe80::" in booted.check("ip -6 -o addr show dev eth0 scope link")
+    # keel's own daemons back, as the next test and a booted guest have them
+    for guest in (booted, one):
+        guest.check("keel apply --boot >/dev/null", 120)
 
 
 def test_a_restored_guests_dhcp_client_asks_with_its_own_mac(lab):
