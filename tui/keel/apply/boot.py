@@ -33,7 +33,6 @@ the console and the record say what was cut."""
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
@@ -46,7 +45,7 @@ from keel.config.dump import to_toml
 from keel.config.errors import ConfigError
 from keel.config.load import parse_config
 from keel.state.revisions import RevisionStore, atomic_write
-from keel.system.commands import CommandError
+from keel.system.commands import CommandError, CommandTimeout
 
 RECORD_NAME = "boot-fallback.json"
 NARROWED_NAME = "boot-narrowed.toml"  # in the run dir: a fallback, cut down
@@ -240,12 +239,11 @@ def _apply_patiently(applier: BootApplier, path: Path, name: str, note: str,
         try:
             applier.apply_file(path, name, note=note)
             return
-        except subprocess.TimeoutExpired as err:
+        except CommandTimeout as err:
             if attempt == TIMEOUT_TRIES:
                 raise
-            command = " ".join(err.cmd) if isinstance(err.cmd, list) else str(err.cmd)
-            say(f"keel: {name}: `{command}` took more than {err.timeout:.0f} s: this "
-                "machine is slow, not the config wrong; trying it again")
+            say(f"keel: {name}: `{' '.join(err.argv)}` took more than {err.timeout:.0f} s: "
+                "this machine is slow, not the config wrong; trying it again")
 
 
 def apply_at_boot(applier: BootApplier, user: Path, default: Path,

@@ -25,7 +25,7 @@ from keel.model import RouterModel, nic_roles, reading
 from keel.model.reading import model_of, read_loaded, read_model
 from keel.state.revisions import RevisionStore, atomic_write
 from keel.system import nic_record
-from keel.system.commands import CommandError, Runner
+from keel.system.commands import CommandError, CommandTimeout, Runner
 from keel.system.console import uptime
 from keel.wireguard import keys
 
@@ -87,6 +87,8 @@ class Applier:
         self._ensure_key(tunnel=model.wireguard is not None, dry_run=dry_run)
         try:
             engine.check_ruleset(model, self.runner, self.run_dir)
+        except CommandTimeout:
+            raise  # a slow machine, not a refused ruleset (keel.apply.boot tries again)
         except CommandError as err:
             raise Refused("firewall: nft -c refused the ruleset, nothing changed:\n"
                           + err.stderr) from None
@@ -111,6 +113,8 @@ class Applier:
             return
         try:
             engine.execute(steps, self.runner, self.report, self._timed)
+        except CommandTimeout:
+            raise  # a slow machine, not a refused step (keel.apply.boot tries again)
         except CommandError as err:
             raise Refused(f"error: {err}") from None
         if not steps:

@@ -23,6 +23,15 @@ class CommandError(RuntimeError):
         super().__init__(f"`{' '.join(argv)}` failed ({rc}): {self.stderr}")
 
 
+class CommandTimeout(CommandError):
+    """A command ran past its timeout: the machine was slow, which says
+    nothing about what the command was asked (keel.apply.boot tries again)."""
+
+    def __init__(self, argv: Sequence[str], timeout: float) -> None:
+        self.timeout = timeout
+        super().__init__(argv, -1, f"took more than {timeout:.0f} s")
+
+
 @dataclass
 class Runner:
     """Runs commands for real; keeps the list of what it ran."""
@@ -38,6 +47,8 @@ class Runner:
                                   timeout=timeout, check=False)
         except FileNotFoundError:
             raise CommandError(argv, 127, f"{argv[0]}: command not found") from None
+        except subprocess.TimeoutExpired:
+            raise CommandTimeout(argv, timeout) from None
         if check and proc.returncode != 0:
             raise CommandError(argv, proc.returncode, proc.stderr)
         return proc
