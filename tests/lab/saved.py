@@ -231,9 +231,18 @@ def _pause_and_save(guest: Guest, path: Path) -> None:
         _migration_done(qmp, f"saving {guest.workdir.name}")
 
 
-def _migration_done(qmp: Qmp, what: str) -> None:
-    while (status := (qmp.command("query-migrate") or {}).get("status")) not in ("completed",
-                                                                                   "failed"):
+# QEMU's migration states that are still on the way (any other one has ended;
+# None: an incoming one not begun yet reports no status)
+MIGRATING = (None, "none", "setup", "active", "device", "wait-unplug")
+
+
+def _migration_done(qmp: Qmp, what: str, timeout: float = 600) -> None:
+    """Wait until the migration has ended; LabError unless it completed (or
+    it is still on the way after `timeout` seconds: a bound on a hang)."""
+    end = time.monotonic() + timeout
+    while (status := (qmp.command("query-migrate") or {}).get("status")) in MIGRATING:
+        if time.monotonic() > end:
+            raise LabError(f"{what}: the migration still {status} after {timeout:.0f} s")
         time.sleep(0.1)
     if status != "completed":
         raise LabError(f"{what}: the migration {status}")
