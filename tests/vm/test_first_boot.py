@@ -132,7 +132,7 @@ def test_hub_and_edge_set_up_from_their_consoles_by_keystrokes(lab):
     # the checks, from the shells
     before = int(lab.hub.check("cat /sys/class/net/wg0/statistics/rx_packets"))
     lab.lan.until("ip -4 -o addr show dev eth0 | grep 192.168.77.", 120)
-    out = lab.lan.check(f"ping -n -c 5 -i 0.3 -W 5 {topo.HUB_TUNNEL}", 60)
+    out = lab.lan.check(f"ping -n -c 5 -i 0.3 -w 30 {topo.HUB_TUNNEL}", 60)
     assert "5 received" in out
     assert int(lab.hub.check("cat /sys/class/net/wg0/statistics/rx_packets")) - before >= 5
     # CAKE at the rates the self-test recommended, both ways, under the line's rates

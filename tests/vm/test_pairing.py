@@ -210,9 +210,9 @@ def test_two_edges_pair_one_after_the_other_and_reach_each_others_lan(lab):
     figures.record("pairing", {"guests": "hub, isp, 2 edges; 1 vCPU each"},
                    seconds_to_handshake=[round(s, 1) for s in (seconds_a, seconds_b, seconds_a2)])
     # each reaches the other's LAN side through the hub
-    out = lab.edge_b.check(f"ping -n -c 3 -i 0.3 -W 5 {LAN_A}", 60)
+    out = lab.edge_b.check(f"ping -n -c 3 -i 0.3 -w 30 {LAN_A}", 60)
     assert "3 received" in out
-    out = lab.edge_a.check(f"ping -n -c 3 -i 0.3 -W 5 {LAN_B}", 60)
+    out = lab.edge_a.check(f"ping -n -c 3 -i 0.3 -w 30 {LAN_B}", 60)
     assert "3 received" in out
     assert "dev wg0" in lab.edge_a.check(f"ip -color=never route get {LAN_B}")
     assert "tcp dport 51820" not in lab.hub.check("nft list ruleset")
@@ -259,7 +259,7 @@ def delegated(edge: Guest) -> ipaddress.IPv6Network:
 
 
 def ping6(lab, ns: str, source: str, target: str) -> str:
-    return lab.lan.check(f"ip netns exec {ns} ping -6 -n -c 3 -i 0.3 -W 5 -I {source} "
+    return lab.lan.check(f"ip netns exec {ns} ping -6 -n -c 3 -i 0.3 -w 30 -I {source} "
                          f"{target}", 60)
 
 

@@ -41,7 +41,7 @@ def test_lan_client_got_a_lease_from_the_edge(lab):
 def test_lan_reaches_behind_the_hub_through_the_tunnel(lab):
     rx = "cat /sys/class/net/wg0/statistics/rx_packets"
     before = int(lab.hub.check(rx))
-    out = lab.lan.check(f"ping -n -c 10 -i 0.2 -W 5 {topo.BEHIND_HUB}", 60)
+    out = lab.lan.check(f"ping -n -c 10 -i 0.2 -w 30 {topo.BEHIND_HUB}", 60)
     assert "10 received" in out
     # the hub got them from the tunnel (it has no route to the LAN but wg0)
     assert int(lab.hub.check(rx)) - before >= 10
@@ -50,7 +50,7 @@ def test_lan_reaches_behind_the_hub_through_the_tunnel(lab):
 
 def test_nat_out_of_the_wan(lab):
     # the hub has no route back to the LAN: a reply proves the edge masquerades
-    out = lab.lan.check(f"ping -n -c 3 -i 0.2 -W 5 {topo.HUB_WAN}", 60)
+    out = lab.lan.check(f"ping -n -c 3 -i 0.2 -w 30 {topo.HUB_WAN}", 60)
     assert "3 received" in out
 
 
@@ -68,9 +68,9 @@ def test_a_vps_static_wan_with_a_slash_32_and_an_on_link_gateway(lab):
         assert (route["gateway"], route["dev"]) == (topo.EDGE_WAN_DIRECT, "eth0"), route
         assert "onlink" in route["flags"], route
         # no connected /24 any more: the edge is reached through the gateway
-        lab.hub.check(f"ping -n -c 2 -W 5 {topo.EDGE_WAN_DIRECT}", 30)
+        lab.hub.check(f"ping -n -c 2 -w 20 {topo.EDGE_WAN_DIRECT}", 30)
         assert "no changes" in lab.hub.check("keel apply /tmp/vps.toml", 60)
-        lab.edge.check(f"ping -n -c 2 -W 5 {topo.HUB_TUNNEL}", 30)
+        lab.edge.check(f"ping -n -c 2 -w 20 {topo.HUB_TUNNEL}", 30)
     finally:
         lab.hub.write_file("/tmp/hub.toml", hub_config(edge_pub))
         lab.hub.check("keel apply /tmp/hub.toml", 60)
