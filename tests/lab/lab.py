@@ -21,8 +21,10 @@ from tests.lab.paths import LabError
 # each marked " (restored)" if it was, seconds from QEMU's start to the last
 # guest logged in or restored); `make test` prints them
 BOOTS: list[tuple[str, tuple[str, ...], float]] = []
-# KEEL_LAB_RESTORE=0: every guest boots (tests/lab/saved.py otherwise)
+# KEEL_LAB_RESTORE=0: every guest boots (tests/lab/saved.py otherwise);
+# =all: guests that ask to boot (`boots=True`) are restored too, to compare
 RESTORE = os.environ.get("KEEL_LAB_RESTORE", "1") != "0"
+RESTORE_ALL = os.environ.get("KEEL_LAB_RESTORE", "1") == "all"
 # every guest stopped in this process: (its lab's work directory, the
 # guest's name, CPU seconds its QEMU took over its life, seconds it lived)
 GUEST_CPU: list[tuple[str, str, float, float]] = []
@@ -61,7 +63,7 @@ class Lab:
         """Start every guest: restored from its kind's saved state
         (tests/lab/saved.py), or booted in parallel and logged in."""
         began = time.monotonic()
-        kinds = {name: saved_mod.kind_of(g) if RESTORE else None
+        kinds = {name: saved_mod.kind_of(g, even_booting=RESTORE_ALL) if RESTORE else None
                  for name, g in self.guests.items()}
         booting = [g for name, g in self.guests.items() if kinds[name] is None]
         for guest in booting:

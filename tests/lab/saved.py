@@ -96,10 +96,11 @@ class Saved:
         return float(json.loads((self.where / "saved.json").read_text())["guest_clock"])
 
 
-def kind_of(guest: Guest) -> Kind | None:
-    """The kind `guest` restores from, or None if it must boot."""
-    if (guest.boots or guest.firmware != "bios" or guest.disk_size or guest.tty1_ui
-            or guest.qmp is None or guest.image != dev_image()):
+def kind_of(guest: Guest, even_booting: bool = False) -> Kind | None:
+    """The kind `guest` restores from, or None if it must boot. `even_booting`:
+    a guest that asked to boot is restored too (to compare the two)."""
+    if ((guest.boots and not even_booting) or guest.firmware != "bios" or guest.disk_size
+            or guest.tty1_ui or guest.qmp is None or guest.image != dev_image()):
         return None
     return Kind(guest.smp, guest.memory, len(guest.nics), guest.drives)
 

@@ -69,14 +69,12 @@ class RouterLab:
 
 
 def build(lab: Lab, *, lan: bool = False, isp: bool = False, smp: int = 2,
-          boots: bool = True) -> RouterLab:
+          boots: bool = False) -> RouterLab:
     """Define the guests and links (call lab.start() afterwards). `boots`:
-    every guest boots rather than being restored (tests/lab/saved.py). These
-    labs' verdicts measure the host's spare CPU (the quiet lane), and in the
-    one full run with them restored, the self-test's both-ways phase with
-    CAKE came out worse than the bound (p50 +220 ms against at most 192,
-    goodput 0.49 of CAKE-less against 0.55), cause not found yet: they boot
-    until a run shows restored guests measure the same. `smp`: the
+    every guest boots rather than being restored (tests/lab/saved.py);
+    restored guests measure as booted ones do (the self-test's phases with
+    CAKE, alone on the host: +2.3/+4.7/+7.7 ms restored, +1.8/+5.2/+9.1
+    booted), at half the CPU (2.5 against 5.1 CPU-min for the bloated lab). `smp`: the
     edge's and hub's vCPUs. Latency tests use 1: under TCG every vCPU is a host
     thread, and 4 guests with 2 vCPUs each on a 2-core host queue behind each
     other for the host's cores, which shows up as tens of ms of jitter that no
