@@ -19,7 +19,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from tests.lab import autorate, configs, shared
+from tests.lab import autorate, configs, labs
 from tests.lab.lab import Lab
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -41,14 +41,14 @@ def main() -> int:
     fixed = autorate.Scenario("fixed", line.down_kbit * 9 // 10, line.up_kbit * 9 // 10)
     got: dict[str, list[dict]] = {"no-ack-filter": [], "ack-filter": []}
     with tempfile.TemporaryDirectory(prefix="keel-bench-") as tmp:
-        labs: list[Lab] = []
+        made: list[Lab] = []
 
         def make() -> Lab:
-            labs.append(Lab(Path(tmp) / f"lab{len(labs)}"))
-            return labs[-1]
+            made.append(Lab(Path(tmp) / f"lab{len(made)}"))
+            return made[-1]
 
         try:
-            rl = shared.bloated_lab(make)
+            rl = labs.BLOATED.build(make)
             hub_pub = configs.configure_with_keel(rl, download=fixed.down_kbit,
                                                   upload=fixed.up_kbit, attach="tunnel")
             autorate.configure(rl, hub_pub, fixed)
@@ -59,7 +59,7 @@ def main() -> int:
                     run = autorate.run(rl, fixed, steady)
                     got[mode].append(run.phases[0])
         finally:
-            for lab in labs:
+            for lab in made:
                 lab.close()
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "ack_filter.json").write_text(json.dumps(

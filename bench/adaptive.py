@@ -18,7 +18,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from tests.lab import autorate, configs, shared
+from tests.lab import autorate, configs, labs
 from tests.lab.lab import Lab
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -76,14 +76,14 @@ def main() -> int:
     runs: dict[str, list[autorate.Run]] = {}
     failed: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="keel-bench-") as tmp:
-        labs: list[Lab] = []
+        made: list[Lab] = []
 
         def make() -> Lab:
-            labs.append(Lab(Path(tmp) / f"lab{len(labs)}"))
-            return labs[-1]
+            made.append(Lab(Path(tmp) / f"lab{len(made)}"))
+            return made[-1]
 
         try:
-            rl = shared.bloated_lab(make)
+            rl = labs.BLOATED.build(make)
             first = autorate.SCHEDULE[0]
             hub_pub = configs.configure_with_keel(rl, download=first.down_kbit * 9 // 10,
                                                   upload=first.up_kbit * 9 // 10,
@@ -122,7 +122,7 @@ def main() -> int:
                         failed[scenario.name] = " ".join(str(err).split())[:300]
                         print(f"{scenario.name}: FAILED: {failed[scenario.name]}", flush=True)
         finally:
-            for lab in labs:
+            for lab in made:
                 lab.close()
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "adaptive.json").write_text(json.dumps(

@@ -3,7 +3,8 @@ while a bulk upload runs through the same tunnel?
 
     python -m bench.cake_placement [--seconds 12]
 
-Lab: edge -> isp (bloated FIFO, 12/4 Mbit/s) -> hub, a WireGuard tunnel edge
+Lab: the bloated lab's guests (tests/lab/labs.py): edge -> isp (bloated FIFO,
+12/4 Mbit/s) -> hub, a WireGuard tunnel edge
 <-> hub, iperf3 -P 4 upload through the tunnel, ping through the tunnel and
 to the hub's WAN address outside it. Scenarios, side by side in one run:
   none       no shaping on the edge
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from keel.parse import iperf3, ping
 from keel.selftest.grading import latency_stats
+from tests.lab import labs
 from tests.lab import topology as topo
 from tests.lab.guest import Guest
 from tests.lab.lab import Lab
@@ -62,7 +64,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="keel-bench-") as tmp:
         lab = Lab(Path(tmp))
         try:
-            rl = topo.build(lab, isp=True)
+            rl = labs.router_lab(lab, labs.BLOATED.define(lab))  # (its lan guest idles)
             lab.start()
             edge, hub, isp = rl.edge, rl.hub, rl.isp
             assert isp is not None

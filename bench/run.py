@@ -11,7 +11,7 @@
 2. edge -> hub with no bottleneck: `keel selftest throughput`: Mbit/s, whether
    the tunnel is CPU-bound, the tunnel's CPU-seconds per gigabit, and the same
    cost from /proc/stat deltas taken around the test independently.
-One vCPU per guest (see tests/lab/topology.build).
+One vCPU per guest (tests/lab/labs.py says why).
 Writes bench/results/bench.md and bench.json. Prints figures; never fails on speed.
 """
 
@@ -23,7 +23,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from tests.lab import configs
+from tests.lab import configs, labs
 from tests.lab import topology as topo
 from tests.lab.lab import Lab
 
@@ -41,7 +41,7 @@ def scenario_bottleneck(seconds: int, runs: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="keel-bench-") as tmp:
         lab = Lab(Path(tmp))
         try:
-            rl = topo.build(lab, lan=True, isp=True, smp=1)
+            rl = labs.router_lab(lab, labs.BLOATED.define(lab))
             lab.start()
             assert rl.isp is not None
             topo.setup_isp(rl.isp, shape)
@@ -79,7 +79,7 @@ def scenario_cpu(seconds: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="keel-bench-") as tmp:
         lab = Lab(Path(tmp))
         try:
-            rl = topo.build(lab, smp=1)
+            rl = labs.router_lab(lab, labs.TUNNEL.define(lab))
             lab.start()
             topo.address_wan(rl)
             topo.raw_tunnel(rl.edge, rl.hub)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from keel.parse import ping
 from keel.selftest.grading import percentile
-from tests.lab import configs
+from tests.lab import configs, labs
 from tests.lab import topology as topo
 from tests.lab.lab import Lab
 from tests.lab.screen import run_ui
@@ -101,7 +101,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="keel-bench-") as tmp:
         lab = Lab(Path(tmp))
         try:
-            rl = topo.build(lab, lan=True, isp=True, smp=1)
+            rl = labs.router_lab(lab, labs.BLOATED.define(lab))
             lab.start()
             assert rl.isp and rl.lan
             topo.setup_isp(rl.isp, None)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from tests.lab import lanes, lifetime, paths
+from tests.lab import lanes, lifetime, marks, paths
 from tests.lab.lab import BOOTS, GUEST_CPU, Lab
 from tests.lab.paths import TOP
 from tests.lab.saved import SAVES
@@ -60,12 +60,16 @@ def make_module_lab(request) -> Iterator[Callable[[], Lab]]:
 _SHARED = lifetime.SharedLabs()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    for line in marks.MARKERS:
+        config.addinivalue_line("markers", line)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--lane", choices=("all", *lanes.LANES), default="all",
                      help="which tests to run (tests/lab/lanes.py): all (default), the "
-                          "host tests (no guest), the quiet lane's lab modules (those "
-                          "measuring the host's spare CPU and their labs' others), the "
-                          "main lane's, or those naming that LANE")
+                          "host tests (no guest), or the modules of the labs of that lane "
+                          "(tests/lab/labs.py)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -77,16 +81,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="module", autouse=True)
 def _host_alone(request) -> None:
-    """A module that needs the host to itself (HOST_ALONE) waits, in the
+    """A module that needs the host to itself (`host_alone`) waits, in the
     quiet lane, until the side and main lanes have ended. Nothing it waits
     for is a measurement, so first: the lab it shares is up, the fixtures it
-    names in SET_UP_FIRST are set up, and the labs of the HOST_ALONE modules
-    after it start booting; they are up before it goes on."""
-    if lanes.alone(request.module) and request.config.getoption("lane") == "quiet":
+    names in the marker's `first` are set up, and the labs of the host_alone
+    modules after it start; they are up before it goes on."""
+    said = marks.traits(request.module)
+    if said.alone and request.config.getoption("lane") == "quiet":
         _boot_later_alone_labs(request.session.items, request.module)
-        if lifetime.shared_name(request.module):
+        if said.shared:
             request.getfixturevalue("shared_lab")
-        for name in getattr(request.module, "SET_UP_FIRST", ()):
+        for name in said.first:
             request.getfixturevalue(name)
         waited = lanes.wait_for_other_lanes()
         _SHARED.join_early()
@@ -95,12 +100,13 @@ def _host_alone(request) -> None:
 
 
 def _boot_later_alone_labs(items: list[pytest.Item], module: Any) -> None:
-    """Start booting, in the background, the shared labs of the HOST_ALONE
-    modules after `module` that are not up or booting yet."""
+    """Start, in the background, the shared labs of the host_alone modules
+    after `module` that are not up or starting yet."""
     for other in lanes.alone_labs(items, module):
-        name = lifetime.shared_name(other)
-        if name not in _SHARED.open and name not in _SHARED.early:
-            _SHARED.start_early(other.SHARED_LAB, other.__name__)
+        lab = marks.traits(other).lab
+        assert lab is not None
+        if lab.name not in _SHARED.open and lab.name not in _SHARED.early:
+            _SHARED.start_early(lab, other.__name__)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -120,7 +126,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         # timed out)
         return
     module = items[first].module
-    _SHARED.start_early(module.SHARED_LAB, module.__name__)
+    lab = marks.traits(module).lab
+    assert lab is not None
+    _SHARED.start_early(lab, module.__name__)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -136,13 +144,13 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
 
 @pytest.fixture(scope="module")
 def shared_lab(request) -> Any:
-    """The lab the module's SHARED_LAB builds, shared with the modules that
-    name the same builder."""
-    build = getattr(request.module, "SHARED_LAB", None)
-    if build is None:
-        raise pytest.UsageError(f"{request.module.__name__} uses shared_lab without SHARED_LAB")
-    return _SHARED.get(build, request.module.__name__,
-                       fresh=getattr(request.module, "SHARED_LAB_FRESH", False))
+    """The shared lab the module names with `pytest.mark.lab(name)`, built
+    once for the modules that name it."""
+    said = marks.traits(request.module)
+    if said.lab is None or not said.lab.shared:
+        raise pytest.UsageError(f"{request.module.__name__} uses shared_lab without naming a "
+                                "shared lab (pytest.mark.lab, tests/lab/labs.py)")
+    return _SHARED.get(said.lab, request.module.__name__, fresh=said.fresh)
 
 
 @pytest.fixture(scope="session", autouse=True)

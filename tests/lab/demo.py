@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pexpect
 
+from tests.lab import labs
 from tests.lab import topology as topo
 from tests.lab.configs import configure_with_keel
 from tests.lab.guest import Guest
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         lab = Lab(Path(tmp))
         try:
             say(f"booting lan, edge, isp and hub ({lab.accel.name}: {lab.accel.reason}) ...")
-            rl = topo.build(lab, lan=True, isp=True, smp=1)
+            rl = labs.router_lab(lab, labs.BLOATED.define(lab))  # its guests and wires
             lab.start()
             say("the isp: a 4/1.5 Mbit/s line with a 500 ms FIFO (bloated) ...")
             topo.setup_isp(rl.isp)

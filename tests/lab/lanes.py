@@ -3,19 +3,20 @@
 - the host lane: every test that boots no guest (unit, UI pilot and
   snapshot tests), spread over HOST_WORKERS processes by pytest-xdist (they
   wait more than they compute: network namespaces, timers, the UI's pilot);
-- the side lanes, from the start beside the host lane: the lab modules that
-  name `LANE = "<name>"` (the upgrade lab: one lab, reboots and installs),
-  one process for each name in SIDE_LANES;
+- the side lanes, from the start beside the host lane: the modules of the
+  labs whose lane (tests/lab/labs.py) is one of SIDE_LANES (the upgrade lab:
+  one lab, reboots and installs), one process for each;
 - once the host lane has ended, two lanes side by side:
-  - the quiet lane: the lab modules whose verdicts measure the host's spare
-    CPU (`QUIET_HOST = True`: rates, latency under load, CPU cost), with the
-    modules that share their lab; those that need the host to themselves
-    (`HOST_ALONE = True`: adaptive CAKE, whose controller rightly ignores the
-    seconds in which its own CPU stalled) last, each once the side and main
-    lanes have ended. Before them all, the modules naming `LANE = "quiet"`
-    (the router lab): without them the quiet lane waited about 7 minutes for
-    the other two before its HOST_ALONE modules could start;
-  - the main lane: every other lab module (the image lab, pairing).
+  - the quiet lane: the modules of the labs whose verdicts measure the
+    host's spare CPU (tests/lab/marks.py: `measures`, `host_alone`): the
+    router, bloated-line and tunnel labs. In each lab its other modules
+    first, then those that measure, then those that need the host to
+    themselves (`host_alone`: adaptive CAKE, whose controller rightly ignores
+    the seconds in which its own CPU stalled), each once the side and main
+    lanes have ended; the labs with no `host_alone` module first (the router
+    lab: without it the quiet lane waited about 7 minutes for the other two
+    before its host-alone modules could start);
+  - the main lane: the other labs (the image lab, pairing, restore).
 
 The quiet lane's guests come first for the host's CPU once booted: every
 other lab lane's QEMU processes run at a higher nice value (GUEST_NICE,
@@ -55,10 +56,12 @@ from typing import Any
 
 from tests.lab import paths
 from tests.lab.lifetime import shared_name
+from tests.lab.marks import traits
+from tests.lab.paths import LabError
 from tests.lab.priority import BOOT_NICE_ENV, NICE_ENV
 
-# the lanes that start beside the host lane, each its own process: the lab
-# modules naming `LANE = "<name>"`
+# the lanes that start beside the host lane, each its own process: the
+# modules of the labs of that lane
 SIDE_LANES = ("side",)
 # the lanes that start once the host lane has ended
 AFTER_HOST = ("main", "quiet")
@@ -73,7 +76,7 @@ HOST_WORKERS = 3
 # booting beside the upgrade lab starved the main lane's image lab: its BIOS
 # guest printed nothing in two minutes and its boot timed out.
 # The side lane's booted guests (the upgrade lab, the longest chain before
-# the HOST_ALONE modules) between the two: at nice 5 it ended 3 minutes after
+# the host_alone modules) between the two: at nice 5 it ended 3 minutes after
 # the main lane (20.6 against 17.3 min); at 0, 4.5 minutes before it (17.1
 # against 21.6).
 BACKGROUND_NICE = 5
@@ -86,11 +89,11 @@ LOCK = paths.RUNS / "lanes.lock"  # held by the runner while the side and main l
 
 
 def quiet(module: Any) -> bool:
-    return bool(getattr(module, "QUIET_HOST", False))
+    return traits(module).measures
 
 
 def alone(module: Any) -> bool:
-    return bool(getattr(module, "HOST_ALONE", False))
+    return traits(module).alone
 
 
 def boots_guests(item: Any) -> bool:
@@ -98,16 +101,8 @@ def boots_guests(item: Any) -> bool:
     return "vm" in Path(str(getattr(item, "path", ""))).parts[-3:-1]
 
 
-def quiet_labs(items: Iterable[Any]) -> set[str]:
-    """The shared labs that a QUIET_HOST module uses: every module sharing
-    one of them runs in the quiet lane with it."""
-    return {name for item in items
-            if (quiet(module := getattr(item, "module", None)) or alone(module))
-            and (name := shared_name(module)) is not None}
-
-
 def alone_labs(items: Iterable[Any], module: Any) -> list[Any]:
-    """The first module of each shared lab that a HOST_ALONE module after
+    """The first module of each shared lab that a host_alone module after
     `module` among `items` uses, `module`'s own lab left out: the labs that
     can boot while `module` waits for the host to itself."""
     mine, seen, out, after = shared_name(module), set(), [], False
@@ -121,30 +116,31 @@ def alone_labs(items: Iterable[Any], module: Any) -> list[Any]:
     return out
 
 
-def lane_of_item(item: Any, quiet_shared: set[str] = frozenset()) -> str:
+def lane_of_item(item: Any) -> str:
+    """The lane that runs `item`: the host lane for a test that boots no
+    guest, else its lab's (a lab test naming no lab is an error)."""
     if not boots_guests(item):
         return "host"
     module = getattr(item, "module", None)
-    if hasattr(module, "LANE"):
-        return module.LANE
-    if quiet(module) or alone(module) or shared_name(module) in quiet_shared:
-        return "quiet"
-    return "main"
+    lab = traits(module).lab
+    if lab is None:
+        raise LabError(f"{getattr(module, '__name__', item.nodeid)}: a lab test module names "
+                       "its lab: pytestmark = pytest.mark.lab(<a name in tests/lab/labs.py>)")
+    return lab.lane
 
 
 def select(items: list[Any], lane: str) -> tuple[list[Any], list[Any]]:
     """The items this lane runs, and those it leaves to the others."""
     if lane == "all":
         return items, []
-    shared = quiet_labs(items)
-    keep = [i for i in items if lane_of_item(i, shared) == lane]
-    return keep, [i for i in items if lane_of_item(i, shared) != lane]
+    keep = [i for i in items if lane_of_item(i) == lane]
+    return keep, [i for i in items if lane_of_item(i) != lane]
 
 
 def quiet_last(items: Iterable[Any]) -> list[Any]:
     """Blocks of items (a module, or the modules sharing one lab) in their
-    order, those blocks that hold a QUIET_HOST module moved to the end, and
-    after them those holding a HOST_ALONE one; in such a block the modules
+    order, those blocks that hold a module that `measures` moved to the end,
+    and after them those holding a `host_alone` one; in such a block the modules
     asking for fresh guests come first, then those that do not measure the
     host, then the quiet ones, then those that need the host alone."""
     blocks: dict[object, list[Any]] = {}
@@ -155,7 +151,7 @@ def quiet_last(items: Iterable[Any]) -> list[Any]:
 
     def rank(item: Any) -> int:
         module = getattr(item, "module", None)
-        if getattr(module, "SHARED_LAB_FRESH", False):
+        if traits(module).fresh:
             return 0
         return 3 if alone(module) else 2 if quiet(module) else 1
 
@@ -254,7 +250,7 @@ def main(argv: list[str]) -> int:
         waiting.remove(ended)
         print(f"({ended} lane ended: {took[ended] / 60:.1f} min, exit {rc[ended]})", flush=True)
         if not set(waiting) & {*SIDE_LANES, "main"} and not lock.closed:
-            fcntl.flock(lock, fcntl.LOCK_UN)  # the quiet lane's HOST_ALONE modules go on
+            fcntl.flock(lock, fcntl.LOCK_UN)  # the quiet lane's host_alone modules go on
             lock.close()
     for lane in logged:
         print(f"\n{'=' * 30} {lane} lane ({took[lane] / 60:.1f} min, exit {rc[lane]}) "

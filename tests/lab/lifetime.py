@@ -2,11 +2,11 @@
 or one module (tests/conftest.py's fixtures), and labs that several modules
 share.
 
-Booting a lab costs one to two minutes under software emulation, so modules
-that can work on the same guests share one: a module names it with
-`SHARED_LAB = <a builder from tests/lab/shared.py>` (and `SHARED_LAB_FRESH =
-True` for guests no other module has set up) and gets it from the
-`shared_lab` fixture. Collection keeps the modules sharing a lab together;
+Starting a lab costs half a minute to two minutes under software emulation,
+so modules that can work on the same guests share one: a module names a
+shared lab of tests/lab/labs.py with `pytest.mark.lab(name)` (`fresh=True`
+for guests no other module has set up: tests/lab/marks.py) and gets it from
+the `shared_lab` fixture. Collection keeps the modules sharing a lab together;
 the lab is stopped after the last of them, or after a module with a failing
 test: the next module then boots a fresh one, and the failed lab's consoles'
 logs are kept under out/lab-runs/."""
@@ -25,6 +25,7 @@ from typing import Any
 
 from tests.lab import paths
 from tests.lab.lab import Lab
+from tests.lab.marks import traits
 
 MakeLab = Callable[[], Lab]
 Build = Callable[[MakeLab], Any]
@@ -153,15 +154,14 @@ class SharedLabs:
 
 
 def shared_name(module: ModuleType | None) -> str | None:
-    """The name of the lab `module` shares (its SHARED_LAB builder's), if any."""
-    build = getattr(module, "SHARED_LAB", None)
-    return build.__name__ if build is not None else None
+    """The name of the shared lab `module` names with its lab marker, if any."""
+    return traits(module).shared
 
 
 def grouped(items: Iterable[Any]) -> list[Any]:
     """Test items with the modules that share a lab one after the other, where
     the first of them was; every other module keeps its place. Within a
-    shared lab, the modules that ask for fresh guests (SHARED_LAB_FRESH) come
+    shared lab, the modules that ask for fresh guests (`fresh=True`) come
     first, so the lab is booted once for all of them."""
     blocks: dict[object, list[Any]] = {}
     for item in items:
@@ -170,8 +170,7 @@ def grouped(items: Iterable[Any]) -> list[Any]:
         blocks.setdefault(key, []).append(item)
 
     def fresh_first(block: list[Any]) -> list[Any]:
-        return sorted(block, key=lambda i: not getattr(getattr(i, "module", None),
-                                                       "SHARED_LAB_FRESH", False))
+        return sorted(block, key=lambda i: not traits(getattr(i, "module", None)).fresh)
 
     return [item for block in blocks.values() for item in fresh_first(block)]
 

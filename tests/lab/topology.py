@@ -68,32 +68,6 @@ class RouterLab:
         return EDGE_WAN_VIA_ISP if self.isp else EDGE_WAN_DIRECT
 
 
-def build(lab: Lab, *, lan: bool = False, isp: bool = False, smp: int = 2,
-          boots: bool = False) -> RouterLab:
-    """Define the guests and links (call lab.start() afterwards). `boots`:
-    every guest boots rather than being restored (tests/lab/saved.py);
-    restored guests measure as booted ones do (the self-test's phases with
-    CAKE, alone on the host: +2.3/+4.7/+7.7 ms restored, +1.8/+5.2/+9.1
-    booted), at half the CPU (2.5 against 5.1 CPU-min for the bloated lab). `smp`: the
-    edge's and hub's vCPUs. Latency tests use 1: under TCG every vCPU is a host
-    thread, and 4 guests with 2 vCPUs each on a 2-core host queue behind each
-    other for the host's cores, which shows up as tens of ms of jitter that no
-    real router has (measured: download p95 +16..40 ms with 2, +3..10 with 1)."""
-    edge = lab.guest("edge", smp=smp, boots=boots)
-    hub = lab.guest("hub", smp=smp, boots=boots)
-    client = lab.guest("lan", smp=1, memory=384, boots=boots) if lan else None
-    middle = lab.guest("isp", smp=1, memory=384, boots=boots) if isp else None
-    # the edge's WAN is its first NIC (eth0 in the shipped default), LAN its second
-    if middle:
-        lab.link("up", edge, middle)
-        lab.link("core", middle, hub)
-    else:
-        lab.link("core", edge, hub)
-    if client:
-        lab.link("lan", edge, client)
-    return RouterLab(lab, edge, hub, client, middle)
-
-
 def unconfigure(guest: Guest) -> None:
     """Undo what `keel apply --boot` did with the shipped default (firewall,
     DHCP client, LAN server), for a guest the test sets up by hand."""

@@ -11,12 +11,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.lab import lanes, priority
-from tests.lab.lifetime import shared_name
+from tests.lab import labs, lanes, priority
+from tests.lab.marks import traits
+from tests.lab.paths import LabError
 
 
-def mod(name: str, **attrs) -> SimpleNamespace:
-    return SimpleNamespace(__name__=name, **attrs)
+def mod(name: str, *marks: pytest.MarkDecorator) -> SimpleNamespace:
+    """A test module as lanes.py sees it: its name and its markers."""
+    return SimpleNamespace(__name__=name, pytestmark=list(marks))
 
 
 def item(module: SimpleNamespace, n: int) -> SimpleNamespace:
@@ -25,58 +27,66 @@ def item(module: SimpleNamespace, n: int) -> SimpleNamespace:
     return SimpleNamespace(module=module, nodeid=f"{module.__name__}::t{n}", path=path)
 
 
-SHARED = SimpleNamespace(__name__="bloated_lab")
+LAB = pytest.mark.lab("bloated")
+MEASURES = pytest.mark.measures
+ALONE = pytest.mark.host_alone
 HOST = mod("test_unit")
-UPGRADE = mod("test_upgrade", LANE="side")
-FIRST = mod("test_first_boot", SHARED_LAB=SHARED)
-SELF = mod("test_selftest", SHARED_LAB=SHARED, QUIET_HOST=True)
-ADAPT = mod("test_adaptive", SHARED_LAB=SHARED, QUIET_HOST=True, HOST_ALONE=True)
-FORWARDS = mod("test_forwards", SHARED_LAB=SHARED)
-CPU = mod("test_tunnel_cpu", QUIET_HOST=True)
-PAIR = mod("test_pairing")
-KEYS = mod("test_keystrokes", LANE="other", SHARED_LAB=SHARED, SHARED_LAB_FRESH=True)
-ITEMS = [item(m, n) for m in (HOST, UPGRADE, FIRST, SELF, CPU, PAIR, KEYS) for n in range(2)]
+UPGRADE = mod("test_upgrade", pytest.mark.lab("upgrade"))
+FIRST = mod("test_first_boot", LAB)
+SELF = mod("test_selftest", LAB, MEASURES)
+ADAPT = mod("test_adaptive", LAB, ALONE)
+FORWARDS = mod("test_forwards", LAB)
+CPU = mod("test_tunnel_cpu", pytest.mark.lab("tunnel"), MEASURES)
+PAIR = mod("test_pairing", pytest.mark.lab("pairing"))
+BOOT = mod("test_boot", pytest.mark.lab("image"))
+ITEMS = [item(m, n) for m in (HOST, UPGRADE, FIRST, SELF, CPU, PAIR, BOOT) for n in range(2)]
 
 
 def names(items) -> list[str]:
     return list(dict.fromkeys(i.module.__name__ for i in items))
 
 
-def test_each_lane_runs_its_own_modules_and_all_runs_every_one():
+def test_each_lane_runs_the_modules_of_its_labs_and_all_runs_every_one():
     quiet, other = lanes.select(ITEMS, "quiet")
-    # the quiet modules, and those sharing a lab with one (first_boot)
+    # the labs of the quiet lane: all their modules, measuring or not (first_boot)
     assert names(quiet) == ["test_first_boot", "test_selftest", "test_tunnel_cpu"]
     main, other = lanes.select(ITEMS, "main")
-    assert names(main) == ["test_pairing"]
+    assert names(main) == ["test_pairing", "test_boot"]
     assert names(other) == ["test_unit", "test_upgrade", "test_first_boot", "test_selftest",
-                            "test_tunnel_cpu", "test_keystrokes"]
+                            "test_tunnel_cpu"]
     side, _ = lanes.select(ITEMS, "side")
     assert names(side) == ["test_upgrade"]
-    other_lane, _ = lanes.select(ITEMS, "other")  # a lane of its own per name
-    assert names(other_lane) == ["test_keystrokes"]  # LANE first, shared lab or not
-    host, _ = lanes.select(ITEMS, "host")  # no guest: the host lane, whatever LANE says
+    host, _ = lanes.select(ITEMS, "host")  # no guest: the host lane
     assert names(host) == ["test_unit"]
     assert lanes.select(ITEMS, "all") == (ITEMS, [])
 
 
 def test_every_item_has_one_lane():
-    for lane in lanes.LANES:
-        assert all(lanes.lane_of_item(i, lanes.quiet_labs(ITEMS)) in (*lanes.LANES, "other")
-                   for i in lanes.select(ITEMS, lane)[0])
-    ran = [i for lane in (*lanes.LANES, "other") for i in lanes.select(ITEMS, lane)[0]]
+    ran = [i for lane in lanes.LANES for i in lanes.select(ITEMS, lane)[0]]
     assert sorted(i.nodeid for i in ran) == sorted(i.nodeid for i in ITEMS)
+
+
+def test_a_lab_test_that_names_no_lab_or_a_wrong_one_is_an_error_that_names_it():
+    with pytest.raises(LabError, match="test_nolab: a lab test module names its lab"):
+        lanes.select([item(mod("test_nolab"), 0)], "main")
+    with pytest.raises(LabError, match=r"test_typo.*no lab named 'blaoted'.*known: image"):
+        lanes.select([item(mod("test_typo", pytest.mark.lab("blaoted")), 0)], "main")
+    with pytest.raises(LabError, match=r"test_m: a module that measures .* 'image' \(the main"):
+        lanes.select([item(mod("test_m", pytest.mark.lab("image"), MEASURES), 0)], "main")
+    with pytest.raises(LabError, match="test_f: fresh= is for a shared lab"):
+        lanes.select([item(mod("test_f", pytest.mark.lab("pairing", fresh=True)), 0)], "main")
 
 
 def test_blocks_with_a_quiet_module_go_last_with_their_shared_lab():
     # (run as `pytest tests`, one process: --lane all)
     assert names(lanes.quiet_last(ITEMS)) == ["test_unit", "test_upgrade", "test_pairing",
-                                              "test_keystrokes", "test_first_boot",
+                                              "test_boot", "test_first_boot",
                                               "test_selftest", "test_tunnel_cpu"]
 
 
 def test_in_a_quiet_block_the_fresh_the_loud_the_quiet_then_the_alone_modules():
     block = [item(m, n) for m in (ADAPT, FORWARDS, SELF) for n in range(2)]
-    fresh = mod("test_first_boot", SHARED_LAB=SHARED, SHARED_LAB_FRESH=True, QUIET_HOST=True)
+    fresh = mod("test_first_boot", pytest.mark.lab("bloated", fresh=True), MEASURES)
     block += [item(fresh, 0)]
     assert names(lanes.quiet_last(block)) == ["test_first_boot", "test_forwards",
                                               "test_selftest", "test_adaptive"]
@@ -157,22 +167,19 @@ def test_a_niced_process_and_its_session_run_at_that_value():
     assert not priority.set_session_nice(proc.pid, 0)
 
 
-def test_the_real_lab_modules_keep_each_shared_lab_in_one_lane():
-    """tests/vm as it is: a shared lab split over two lanes would boot twice
-    and run its modules side by side; and where each lab lane's labs are."""
+def test_the_real_lab_modules_name_their_labs_by_markers_only():
+    """tests/vm as it is: every module names a lab of tests/lab/labs.py by a
+    marker (no module attribute says how it is run any more), and where each
+    lab lane's labs are."""
     import importlib
 
     vm = Path(__file__).resolve().parents[1] / "vm"
     modules = [importlib.import_module(f"tests.vm.{p.stem}") for p in sorted(vm.glob("test_*.py"))]
+    old = ("SHARED_LAB", "SHARED_LAB_FRESH", "QUIET_HOST", "HOST_ALONE", "LANE", "SET_UP_FIRST")
+    assert [(m.__name__, a) for m in modules for a in old if hasattr(m, a)] == []
     items = [SimpleNamespace(module=m, nodeid=m.__name__, path=Path(m.__file__)) for m in modules]
-    shared = lanes.quiet_labs(items)
-    lane_of = {m.__name__.rsplit(".", 1)[-1]: lanes.lane_of_item(i, shared)
+    lane_of = {m.__name__.rsplit(".", 1)[-1]: lanes.lane_of_item(i)
                for m, i in zip(modules, items, strict=True)}
-    by_lab: dict[str, set[str]] = {}
-    for m, i in zip(modules, items, strict=True):
-        if (name := shared_name(m)) is not None:
-            by_lab.setdefault(name, set()).add(lanes.lane_of_item(i, shared))
-    assert all(len(found) == 1 for found in by_lab.values()), by_lab
     assert set(lane_of.values()) <= set(lanes.LANES) - {"host"}, lane_of
     # the upgrade lab alone beside the host tests; the image lab and pairing
     # in the main lane; the router lab in the quiet lane, before its quiet lab
@@ -182,17 +189,24 @@ def test_the_real_lab_modules_keep_each_shared_lab_in_one_lane():
     quiet = names(lanes.quiet_last([i for i in items if lane_of[i.nodeid.rsplit(".", 1)[-1]]
                                     == "quiet"]))
     assert quiet.index("tests.vm.test_ui_console") < quiet.index("tests.vm.test_first_boot")
+    # every lab of the table is used by some module, and only shared labs by several
+    used: dict[str, set[str]] = {}
+    for m in modules:
+        if (lab := traits(m).lab) is not None:
+            used.setdefault(lab.name, set()).add(m.__name__)
+    assert set(used) == set(labs.TOPOLOGIES)
+    assert all(labs.TOPOLOGIES[name].shared or len(ms) == 1 for name, ms in used.items())
 
 
 def test_the_labs_of_the_later_alone_modules_can_boot_while_the_first_waits():
-    """The first HOST_ALONE module waits for the host to itself: the labs of
+    """The first host_alone module waits for the host to itself: the labs of
     the alone modules after it (the first module of each) may boot
     meanwhile; its own lab, those of the modules before it (done with), and
     labs only other modules use, are left alone."""
-    tunnel = SimpleNamespace(__name__="tunnel_lab")
-    starving = mod("test_starving", SHARED_LAB=SHARED, QUIET_HOST=True, HOST_ALONE=True)
-    cpu = mod("test_tunnel_cpu", SHARED_LAB=tunnel, QUIET_HOST=True, HOST_ALONE=True)
-    cpu_again = mod("test_tunnel_cpu_again", SHARED_LAB=tunnel, HOST_ALONE=True)
+    tunnel = pytest.mark.lab("tunnel")
+    starving = mod("test_starving", LAB, ALONE)
+    cpu = mod("test_tunnel_cpu", tunnel, ALONE)
+    cpu_again = mod("test_tunnel_cpu_again", tunnel, ALONE)
     items = [item(m, n) for m in (FIRST, SELF, ADAPT, starving, cpu, cpu_again, PAIR)
              for n in range(2)]
     assert lanes.alone_labs(items, ADAPT) == [cpu]

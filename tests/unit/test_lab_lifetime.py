@@ -11,18 +11,11 @@ import pytest
 from tests.lab import lifetime, paths
 
 
-def image_lab(make_lab):
-    return object()
-
-
-def router_lab(make_lab):
-    return object()
-
-
-def module(name: str, shares=None) -> ModuleType:
+def module(name: str, shares: str | None = None, fresh: bool = False) -> ModuleType:
+    """A test module naming the shared lab `shares` (of tests/lab/labs.py) by its marker."""
     mod = ModuleType(name)
     if shares is not None:
-        mod.SHARED_LAB = shares
+        mod.pytestmark = [pytest.mark.lab(shares, fresh=fresh)]
     return mod
 
 
@@ -33,8 +26,8 @@ def items(*modules: ModuleType) -> list[SimpleNamespace]:
 
 def test_modules_sharing_a_lab_run_together_where_the_first_was():
     boot, first, kf, pairing, router, ui = (
-        module("boot", image_lab), module("first"), module("kf", image_lab),
-        module("pairing"), module("router", router_lab), module("ui", router_lab))
+        module("boot", "image"), module("first"), module("kf", "image"),
+        module("pairing"), module("router", "router"), module("ui", "router"))
     order = [i.module.__name__ for i in lifetime.grouped(items(boot, first, router, kf,
                                                                 pairing, ui))]
     assert order == ["boot"] * 2 + ["kf"] * 2 + ["first"] * 2 + ["router"] * 2 + ["ui"] * 2 + [
@@ -44,16 +37,15 @@ def test_modules_sharing_a_lab_run_together_where_the_first_was():
 def test_a_module_that_asks_for_fresh_guests_goes_first_in_its_lab():
     """(the adaptive lab sorts before the first-boot test, which needs the
     guests as first booted: without this the shared lab would boot twice)"""
-    adaptive, first_boot, selftest = (module("adaptive", image_lab),
-                                      module("first_boot", image_lab),
-                                      module("selftest", image_lab))
-    first_boot.SHARED_LAB_FRESH = True
+    adaptive, first_boot, selftest = (module("adaptive", "bloated"),
+                                      module("first_boot", "bloated", fresh=True),
+                                      module("selftest", "bloated"))
     order = [i.module.__name__ for i in lifetime.grouped(items(adaptive, first_boot, selftest))]
     assert order == ["first_boot"] * 2 + ["adaptive"] * 2 + ["selftest"] * 2
 
 
 def test_a_lab_ends_after_its_last_module_or_a_failure():
-    boot, kf, other = module("boot", image_lab), module("kf", image_lab), module("other")
+    boot, kf, other = module("boot", "image"), module("kf", "image"), module("other")
     assert not lifetime.ends_after(boot, boot, failed=False)
     assert not lifetime.ends_after(boot, kf, failed=False)
     assert lifetime.ends_after(kf, other, failed=False)

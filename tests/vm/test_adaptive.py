@@ -17,19 +17,18 @@ import time
 
 import pytest
 
-from tests.lab import autorate, configs, figures, shared
+from tests.lab import autorate, configs, figures
 from tests.lab import topology as topo
 from tests.lab.throttle import throttled
 
-QUIET_HOST = True  # latency under load: its verdicts measure the host's spare CPU
-# and the host to itself: the controller ignores (rightly) the seconds in
+# latency under load: its verdicts measure the host's spare CPU, and it
+# needs the host to itself: the controller ignores (rightly) the seconds in
 # which the edge's own CPU stalled, and beside the main and side lanes, with
 # the quiet lane's guests first for the host, the edge's stall meter still saw
 # 40-117 ms (every move "stall: skipped"), the rates never followed the line
 # and the module failed; run last in the quiet lane, once the others have ended
-HOST_ALONE = True
-SET_UP_FIRST = ("hub_pub",)  # keel's config on both: before the wait for the host
-SHARED_LAB = shared.bloated_lab
+# (first: keel's config on both, before the wait for the host)
+pytestmark = [pytest.mark.lab("bloated"), pytest.mark.host_alone(first=("hub_pub",))]
 
 # adaptive's +p95 under load (the whole run) at most this share of
 # fixed-at-first's (the issue's), over the floor any shaper pays at the

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.lab import shared
 from tests.lab.paths import CMDLINE_FILE
 
-SHARED_LAB = shared.image_lab
+pytestmark = pytest.mark.lab("image")
 
 
 @pytest.mark.parametrize("firmware", ["bios", "uefi"])

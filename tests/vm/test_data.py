@@ -7,9 +7,9 @@ import secrets
 
 import pytest
 
-from tests.lab import shared
+from tests.lab import labs
 
-SHARED_LAB = shared.image_lab
+pytestmark = pytest.mark.lab("image")
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def test_data_grew_to_fill_the_disk(guest):
     # the image's data partition is 32 MiB, the last: it now reaches the end
     # of the disk (what comes before it, ESP and slots, is the image's layout;
     # ext4's own overhead is a few per cent)
-    disk = shared.DATA_DISK_MIB
+    disk = labs.DATA_DISK_MIB
     part = source.removeprefix("/dev/")
     start_mib = int(guest.check(f"cat /sys/class/block/{part}/start")) * 512 >> 20
     assert size_mib > (disk - start_mib) * 0.9, \

@@ -17,7 +17,6 @@ import re
 
 import pytest
 
-from tests.lab import shared
 from tests.lab import topology as topo
 from tests.lab.ui_driver import ConsoleUI
 
@@ -30,9 +29,8 @@ from tests.lab.ui_driver import ConsoleUI
 # host lane, that lane 12.9 min instead of 3.8; beside the main and side
 # lanes, eleven guests, and the upgrade lab's new slot missed its gate's
 # 120 s for the console UI on tty1)
-QUIET_HOST = True
-SHARED_LAB = shared.bloated_lab
-SHARED_LAB_FRESH = True  # guests as first booted: no other module has set them up
+# fresh: the guests as first started, no other module has set them up
+pytestmark = [pytest.mark.lab("bloated", fresh=True), pytest.mark.measures]
 
 
 @pytest.fixture(scope="module")

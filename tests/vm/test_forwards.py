@@ -11,13 +11,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.lab import configs, shared
+from tests.lab import configs
 from tests.lab import topology as topo
 
 # its lab is the bloated one, whose isp is the internet-side client; its
 # verdicts (a connection made or refused, a file's bytes) do not measure the
-# host: no QUIET_HOST, it runs before those that do
-SHARED_LAB = shared.bloated_lab
+# host: no `measures` mark, it runs before those that do
+pytestmark = pytest.mark.lab("bloated")
 
 TARGET = "192.168.77.50"
 LAN_NET = "192.168.77.0/24"

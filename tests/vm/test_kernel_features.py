@@ -4,9 +4,9 @@ nftables table."""
 
 from __future__ import annotations
 
-from tests.lab import shared
+import pytest
 
-SHARED_LAB = shared.image_lab
+pytestmark = pytest.mark.lab("image")
 
 
 def test_router_kernel_features_work(shared_lab):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tests.lab import shared
+import pytest
 
-SHARED_LAB = shared.image_lab
+pytestmark = pytest.mark.lab("image")
 
 
 def test_two_guests_on_a_link_ping_each_other(shared_lab):

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.lab import shared
 from tests.lab.guest import Guest
 from tests.lab.keyboard import Keyboard
 from tests.lab.ui_driver import ConsoleUI
 
-SHARED_LAB = shared.image_lab
+pytestmark = pytest.mark.lab("image")
 
 PASSWORD = "keel-Lab-42"  # a test's own, on a lab guest: no secret
 WRONG = "keel-lab-42"

@@ -27,7 +27,7 @@ import time
 
 import pytest
 
-from tests.lab import dhcpv6, figures, labtools
+from tests.lab import dhcpv6, figures, labs, labtools
 from tests.lab import topology as topo
 from tests.lab.guest import Guest
 
@@ -79,20 +79,15 @@ dhcp_end = "{net}.199"
 """
 
 
+pytestmark = pytest.mark.lab("pairing")
+
+
 @pytest.fixture(scope="module")
 def lab(make_module_lab):
-    lab = make_module_lab()
-    hub = lab.guest("hub", smp=1)
-    isp = lab.guest("isp", smp=1, drives=(labtools.disk(),))
-    edge_a = lab.guest("edge-a", smp=1)
-    edge_b = lab.guest("edge-b", smp=1)
-    lan = lab.guest("lan", smp=1)
-    lab.link("up", edge_a, isp)
-    lab.link("core", isp, hub)
-    lab.link("up2", edge_b, isp)
-    lab.link("lan-a", edge_a, lan)
-    lab.link("lan-b", edge_b, lan)
-    lab.start()
+    started = labs.PAIRING.build(make_module_lab, disks={"tools": labtools.disk()})
+    lab = started.lab
+    hub, isp, edge_a, edge_b, lan = (started[n] for n in ("hub", "isp", "edge-a", "edge-b",
+                                                          "lan"))
     topo.unconfigure(isp)
     topo.unconfigure(lan)
     for ns in ("a", "b"):  # a host on each LAN, SLAAC on (a new namespace's default)

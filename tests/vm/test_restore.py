@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from tests.lab import labs
 from tests.lab.guest import Guest
 
 # the daemons a keel guest may run, each named with what it runs on (a
@@ -24,16 +25,13 @@ DAEMONS = ("udhcpc -f -i eth0", "dnsmasq --conf-file=/run/keel/dnsmasq.conf",
 ALWAYS = {"udhcpc -f -i eth0", "dropbear", "keel stall-meter"}
 
 
+pytestmark = pytest.mark.lab("restore")
+
+
 @pytest.fixture(scope="module")
 def lab(make_module_lab):
-    lab = make_module_lab()
-    booted = lab.guest("booted", smp=1, boots=True)
-    one = lab.guest("one", smp=1)
-    two = lab.guest("two", smp=1)
-    lab.link("w1", booted, one)
-    lab.link("w2", two)
-    lab.start()
-    return booted, one, two
+    started = labs.RESTORE.build(make_module_lab)
+    return started["booted"], started["one"], started["two"]
 
 
 def identity(guest: Guest) -> dict[str, str]:

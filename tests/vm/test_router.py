@@ -10,15 +10,10 @@ import time
 
 import pytest
 
-from tests.lab import shared
 from tests.lab import topology as topo
 from tests.lab.configs import DOWN_KBIT, UP_KBIT, edge_config, hub_config
 
-SHARED_LAB = shared.router_lab
-# the quiet lane (tests/lab/lanes.py), before its quiet lab: measured nothing
-# there, but the quiet lane otherwise idled for minutes before its HOST_ALONE
-# modules, waiting for the main lane
-LANE = "quiet"
+pytestmark = pytest.mark.lab("router")  # (the quiet lane: tests/lab/labs.py says why)
 
 
 def state(guest) -> str:

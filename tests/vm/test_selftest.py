@@ -1,7 +1,7 @@
 """The self-tests against a bloated bottleneck in the lab: `lan` -> `edge` ->
 `isp` (topology.Bottleneck: a slow line with a 500 ms FIFO) -> `hub`, both
 routers configured by keel, CAKE at 90 % on the edge's tunnel, iperf3 on the
-hub's tunnel address. One vCPU per guest: see topology.build for why.
+hub's tunnel address. One vCPU per guest: tests/lab/labs.py says why.
 
 Every latency verdict compares CAKE in place with CAKE bypassed, measured in
 the same run (`keel selftest bufferbloat --compare`), never with a fixed
@@ -20,14 +20,13 @@ from keel.parse import ping
 from keel.selftest.grading import percentile
 from keel.stall.summary import StallSecond
 from keel.thresholds import GRADE_BANDS
-from tests.lab import configs, figures, shared
+from tests.lab import configs, figures
 from tests.lab import topology as topo
 
 # its verdicts measure the host's spare CPU: the quiet lane, its guests first (tests/lab/lanes.py)
-QUIET_HOST = True
+pytestmark = [pytest.mark.lab("bloated"), pytest.mark.measures]
 
-SHARED_LAB = shared.bloated_lab
-SHAPE = topo.Bottleneck()  # the isp's line, as shared.bloated_lab sets it
+SHAPE = topo.Bottleneck()  # the isp's line, as the bloated lab sets it (tests/lab/labs.py)
 CAKE_PERCENT = 90
 LOADS = ("download", "upload", "bidirectional")
 # CAKE in place against CAKE bypassed, per load phase, in the same run. The

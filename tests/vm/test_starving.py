@@ -20,7 +20,7 @@ import pytest
 
 from keel.parse import ping
 from keel.selftest.grading import percentile
-from tests.lab import configs, cpucap, figures, shared
+from tests.lab import configs, cpucap, figures
 from tests.lab import topology as topo
 from tests.lab.guest import Guest
 from tests.lab.throttle import throttled
@@ -31,10 +31,8 @@ from tests.lab.watch import between, clock_offset, records, start_watch
 # guests too, and beside the main and side lanes, with its guests first for
 # the host, the edge named itself starved (its baseline ping p95 103 ms); last
 # in the quiet lane, once the others ended
-QUIET_HOST = True
-HOST_ALONE = True
+pytestmark = [pytest.mark.lab("bloated"), pytest.mark.host_alone]
 
-SHARED_LAB = shared.bloated_lab
 BASELINE_S, THROTTLED_S, AFTER_S = 15, 25, 25
 STOPPED_S, RUNNING_S = 0.15, 0.10  # the hub gets 40 % of the wall clock, in slices
 VERDICT_WITHIN_S = 10  # the bound, from the throttle's start

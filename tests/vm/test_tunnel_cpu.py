@@ -13,17 +13,14 @@ import json
 
 import pytest
 
-from tests.lab import shared
 from tests.lab import topology as topo
 
 # its verdicts measure the host's spare CPU: the quiet lane (tests/lab/lanes.py),
 # and the host to itself: its guests saturate a host core each, and beside the
 # main lane's pairing lab booting and the upgrade lab, with its guests first
-# for the host, the test failed; last in the quiet lane, once the others ended
-QUIET_HOST = True
-HOST_ALONE = True
-
-SHARED_LAB = shared.tunnel_lab  # its own, booted while the quiet lane waits
+# for the host, the test failed; last in the quiet lane, once the others ended.
+# Its lab is its own, started while the quiet lane waits.
+pytestmark = [pytest.mark.lab("tunnel"), pytest.mark.host_alone]
 SELFTEST_TIMEOUT = 90  # seconds at KVM speed: 3 x 11 s of load + startup + margins
 
 

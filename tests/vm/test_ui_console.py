@@ -9,15 +9,10 @@ import re
 
 import pytest
 
-from tests.lab import shared
 from tests.lab import topology as topo
 from tests.lab.screen import run_ui
 
-SHARED_LAB = shared.router_lab
-# the quiet lane (tests/lab/lanes.py), before its quiet lab: measured nothing
-# there, but the quiet lane otherwise idled for minutes before its HOST_ALONE
-# modules, waiting for the main lane
-LANE = "quiet"
+pytestmark = pytest.mark.lab("router")  # (the quiet lane: tests/lab/labs.py says why)
 UI_SECONDS = 25
 RATE = r"[\d.]+[kMG]?"  # bit/s as the UI writes it: "130k", "4.4M"
 

@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from keel.upgrade.system import GRUBENV  # the boot state GRUB and RAUC share
-from tests.lab import bundles
+from tests.lab import bundles, labs
 from tests.lab import topology as topo
 from tests.lab.configs import configure_with_keel
 from tests.lab.guest import BOOT_TIMEOUT, Guest
@@ -35,9 +35,9 @@ DATA_HASH = ("cd /data && find . -type f ! -path './rauc/*' ! -path './keel/upgr
 # image from the partition's start, so a write of any of it shows there
 SLOT_B_HASH = ("(cat /dev/disk/by-partlabel/keel-boot-b; "
                "head -c 64M /dev/disk/by-partlabel/keel-root-b) | sha256sum")
-# its own pytest process beside the rest of the suite (tests/lab/lanes.py):
-# one guest busy at a time, mostly reboots and the gate's waits
-LANE = "side"
+# the side lane: its own pytest process beside the rest of the suite
+# (tests/lab/lanes.py): one guest busy at a time, mostly reboots and the gate's waits
+pytestmark = pytest.mark.lab("upgrade")
 INSTALL_TIMEOUT = 150  # seconds at KVM speed: verify + write 2 images of ~170 MB
 GATE_TIMEOUT = 200  # the gate: UI, stall meter, the hub's handshake (within 180 s)
 # the trial whose tunnel never comes back: `keel upgrade --tunnel-wait`, the
@@ -48,16 +48,9 @@ TUNNEL_WAIT_S = 30
 @pytest.fixture(scope="module")
 def lab(make_module_lab, tmp_path_factory):
     made = bundles.make(tmp_path_factory.mktemp("bundles"))
-    lab = make_module_lab()
-    # one vCPU each: with 2 for the edge (and the main lane's guests beside it
-    # from the start) the side lane took 29.6 min, not 23.7, and the suite
-    # more CPU (a vCPU spins waiting for one the host is not running)
-    edge = lab.guest("edge", smp=1, tty1_ui=True, drives=(made.disk,))
-    hub = lab.guest("hub", smp=1)
-    lab.link("core", edge, hub)
-    lab.link("lan", edge)
-    lab.start()
-    rl = topo.RouterLab(lab, edge, hub)
+    started = labs.UPGRADE.build(make_module_lab, disks={"bundles": made.disk})
+    rl = labs.router_lab(started.lab, started.guests)
+    edge = rl.edge
     rl.hub_pub = configure_with_keel(rl)
     key = Ed25519PrivateKey.generate().public_key().public_bytes(
         serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH).decode()
