@@ -124,6 +124,10 @@ def problems(wan: str, lan: str, role: str, ports: Sequence[Port],
         out["lan_interface"] = f"LAN: no port chosen: {hint}"
     elif port_named(lan, ports) is None and lan not in kept:
         out["lan_interface"] = f"LAN {lan}: on no port here: {hint}"
+    else:
+        on_wan, on_lan = port_named(wan, ports), port_named(lan, ports)
+        if on_lan is not None and on_wan is not None and on_lan.name == on_wan.name:
+            out["lan_interface"] = f"LAN: {on_lan.name} is the WAN: {hint}"
     return out
 
 
