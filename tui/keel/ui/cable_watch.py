@@ -18,6 +18,7 @@ verdict out. The rules:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -84,14 +85,14 @@ def judge(snaps: Sequence[Snapshot], started: float, role: str,
     if up and (settled or timed_out):
         if len(up) == 1:
             return Verdict(True, up[0], f"the {role} cable is in {up[0]}")
-        return Verdict(True, None, f"the links of {', '.join(up)} came up: plug in only the "
-                                   f"{role} cable and try again")
+        return Verdict(True, None, f"links came up on {', '.join(up)}: plug in the {role} "
+                                   "cable alone")
     if timed_out:
-        return Verdict(True, None, f"no port's link came up in {timeout_s:.0f} s: is the "
-                                   "cable in, and the other end switched on?")
+        return Verdict(True, None, f"no link came up in {timeout_s:.0f} s: is the cable in, "
+                                   "the other end on?")
     if up:
         return Verdict(False, None, f"link up on {', '.join(up)}: waiting {settle_s:.0f} s "
                                     "for other cables")
-    left = max(0.0, timeout_s - (now - started))
+    left = math.ceil(max(0.0, timeout_s - (now - started)))
     return Verdict(False, None, f"unplug all cables, then plug the {role} cable in now "
-                               f"({left:.0f} s left)")
+                               f"({left} s left)")
