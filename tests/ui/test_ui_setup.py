@@ -10,6 +10,7 @@ no system is touched. Snapshots of the port step at 80x24 (console) and
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from pathlib import Path
 
@@ -52,11 +53,28 @@ class FakePorts:
         return list(self.ports)
 
 
+class FakeLinks:
+    """keel.system.nic_link.set_up on the fake ports: a port set up reads up
+    (no carrier yet), set down reads down."""
+
+    def __init__(self, ports: FakePorts) -> None:
+        self.ports = ports
+        self.calls: list[tuple[str, bool]] = []
+
+    def __call__(self, name: str, up: bool) -> bool:
+        self.calls.append((name, up))
+        self.ports.ports = [dataclasses.replace(p, up=up, carrier=False if up else None)
+                            if p.name == name else p for p in self.ports.ports]
+        return True
+
+
 def fake_cable(role: str, read) -> CableScreen:
     """The watch on a clock of its own, half a second a read; the test
-    reads (watch_reads): its own poll does not come."""
+    reads (watch_reads): its own poll does not come. Ports set up on the
+    fake ports, 1 s to warm up."""
     return CableScreen(role, read, poll_s=3600.0, timeout_s=5.0, settle_s=1.0,
-                       clock=StepClock(0.0, 0.5), id="cable-screen")
+                       clock=StepClock(0.0, 0.5), link=FakeLinks(read), warm_s=1.0,
+                       id="cable-screen")
 
 
 async def watch_reads(app, pilot, count: int) -> None:
@@ -392,6 +410,32 @@ async def test_no_cable_or_two_cables_are_said_and_the_watch_runs_again(tmp_path
         await keys(pilot, "escape")
         assert isinstance(app.screen, SetupScreen)
         assert screen.answers.wan_interface == ENS4  # as it was
+
+
+@asynctest
+async def test_a_port_keel_has_not_set_up_is_set_up_while_the_watch_runs(tmp_path):
+    """ens5 is down (no role in the config in force): the watch sets it up,
+    lets its link settle, finds the cable plugged into it, and sets it down
+    again when it ends."""
+    down = dataclasses.replace(PORTS[2], up=False, carrier=None, speed_mbps=None)
+    ports = FakePorts([*PORTS[:2], down])
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_wizard(app, pilot, wizard(tmp_path, FakeKeel(), ports.ports,
+                                                      read=ports))
+        await keys(pilot, "enter")
+        assert "down" in row_of(app, "ens5")
+        await keys(pilot, "f")
+        cable = app.screen
+        assert isinstance(cable, CableScreen) and cable.link.calls == [("ens5", True)]
+        assert "setting up ens5 to see their links ..." in text_of(app)
+        out = [linked(p, False) for p in PORTS]
+        ports.script = [out, out, out, [out[0], out[1], linked(PORTS[2], True)]]
+        await watch_reads(app, pilot, 2)  # 1 s: warm
+        assert "unplug all cables, then plug the WAN cable in now" in text_of(app)
+        await watch_reads(app, pilot, 5)
+        assert isinstance(app.screen, SetupScreen) and screen.answers.wan_interface == ENS5
+        assert cable.link.calls == [("ens5", True), ("ens5", False)]
 
 
 def _first_boot_app(tmp_path, user: Path):

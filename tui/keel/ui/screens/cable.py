@@ -3,7 +3,12 @@ LAN): "unplug all cables, then plug the WAN cable in now", the ports' links
 read every POLL_S (keel.system.nic_ports.read_ports) and judged by
 keel.ui.cable_watch. Dismisses with the port found, or None once the user
 leaves; when none or more than one came up it says so and [enter] watches
-again."""
+again.
+
+A port keel has not set up (no role in the config in force) has no carrier
+to read: the watch sets such ports up first (keel.system.nic_link, no
+address), waits WARM_S for their links to settle before it starts, and sets
+them down again when it ends."""
 
 from __future__ import annotations
 
@@ -24,6 +29,14 @@ from keel.ui import cable_watch as watch
 from keel.ui.fmt import cut
 
 ReadPorts = Callable[[], Sequence[Port]]
+SetLink = Callable[[str, bool], bool]
+WARM_S = 5.0  # after setting ports up: their links negotiate before the watch starts
+
+
+def set_link(name: str, up: bool) -> bool:
+    from keel.system.nic_link import set_up
+
+    return set_up(name, up)
 
 
 class CableScreen(ModalScreen[str | None]):
@@ -37,9 +50,13 @@ class CableScreen(ModalScreen[str | None]):
 
     def __init__(self, role: str, read: ReadPorts, poll_s: float = watch.POLL_S,
                  timeout_s: float = watch.TIMEOUT_S, settle_s: float = watch.SETTLE_S,
-                 clock: Callable[[], float] = time.monotonic, **kwargs: object) -> None:
+                 clock: Callable[[], float] = time.monotonic, link: SetLink = set_link,
+                 warm_s: float = WARM_S, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.role, self.read = role, read
+        self.role, self.read, self.link, self.warm_s = role, read, link, warm_s
+        self.raised: list[str] = []  # the ports this watch set up (down again after)
+        self.raise_asked = False
+        self.warm_until: float | None = None
         self.poll_s, self.timeout_s, self.settle_s = poll_s, timeout_s, settle_s
         self.clock = clock
         self.snaps: list[watch.Snapshot] = []
@@ -70,14 +87,30 @@ class CableScreen(ModalScreen[str | None]):
 
     @work(thread=True, exclusive=True, group="cable-read", exit_on_error=False)
     def _read(self) -> None:
+        raised: list[str] = []
         try:
             ports, error = list(self.read()), ""
+            if not self.raise_asked:  # once: the ports keel has not set up
+                self.raise_asked = True
+                raised = [p.name for p in ports if p.up is False and self.link(p.name, True)]
+                if raised:
+                    ports = list(self.read())
         except OSError as err:
             ports, error = [], f"cannot list the ports: {err}"
-        self.app.call_from_thread(self._got, ports, error, self.clock())
+        self.app.call_from_thread(self._got, ports, error, self.clock(), raised)
 
-    def _got(self, ports: list[Port], error: str, at: float) -> None:
+    def _got(self, ports: list[Port], error: str, at: float,
+             raised: Sequence[str] = ()) -> None:
+        if raised:
+            self.raised += raised
+            self.warm_until = at + self.warm_s
         if not self.watching or not self.is_attached:
+            return
+        if self.warm_until is not None and at < self.warm_until:
+            self.started = self.warm_until  # the timeout counts from the watch's start
+            self.query_one("#cable-message", Static).update(Text(
+                f"setting up {', '.join(self.raised)} to see their links ..."))
+            self.query_one("#cable-ports", Static).update(self._port_lines(ports, error))
             return
         self.snaps = [*self.snaps, watch.snapshot(at, ports)][-watch.SNAPSHOTS_MAX:]
         self.verdict = watch.judge(self.snaps, self.started, self.role, self.timeout_s,
@@ -96,7 +129,7 @@ class CableScreen(ModalScreen[str | None]):
         lines = [error] if error else []
         lines += [f"{cut(p.name, 12):<13}{cut(p.driver or '-', 12):<13}{p.link}" for p in ports]
         if any(p.up is False for p in ports):
-            lines.append("a port shown down is not set up: its link cannot be seen")
+            lines.append("a port shown down could not be set up: its link cannot be seen")
         return "\n".join(lines) or "no port found"
 
     def action_again(self) -> None:
@@ -106,3 +139,9 @@ class CableScreen(ModalScreen[str | None]):
     def action_leave(self) -> None:
         self.watching = False
         self.dismiss(None)
+
+    def on_unmount(self) -> None:
+        """The ports this watch set up, down again (as keel left them)."""
+        for name in self.raised:
+            self.link(name, False)
+        self.raised = []
