@@ -1,8 +1,13 @@
 """The first-boot setup wizard (keel.ui.setup_model renders here): the
-role, the NICs, the WAN, the LAN, the tunnel, shaping; each value checked as
+role, the ports, the WAN, the LAN, the tunnel, shaping; each value checked as
 it is typed by the loader itself; then the review (diff + `keel apply
 --dry-run`) and apply with confirm the settings share (keel.ui.dialogs). Once kept: pairing
 (keel pair) when chosen, then the throughput self-test when chosen.
+
+The port step lists keel.system.nic_ports.read_ports() and reads it again
+every POLL_S while shown (links and ports change under it); [f] and [g]
+find the WAN's and the LAN's port by its cable (keel.ui.screens.cable).
+The ports are chosen by what they are (keel.ui.setup_ports).
 
 Keys only, 80x24, ASCII: [enter] takes a choice or a value and goes on,
 [tab] moves between fields, [esc] goes back a step."""
