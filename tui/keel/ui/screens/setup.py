@@ -204,7 +204,7 @@ class SetupScreen(Screen[None]):
         self.first_boot, self.confirm_s = first_boot, confirm_s
         self.kept = model.kept_specs(config, first_boot)
         self.answers = model.from_config(config, ports, first_boot)
-        self.verdict = model.check(self.answers, self.base, self.ports, self.kept)
+        self.verdict = model.check(self.answers, self.base, self.known_ports, self.kept)
         self.step = "role"
         self.nic_error = ""
         self.blocked = False  # the footer says what keeps the step from going on
@@ -254,6 +254,11 @@ class SetupScreen(Screen[None]):
             table.update_cell(port.name, "link", port.link)
             table.update_cell(port.name, "use", model.nic_use(self.answers, port, ports))
         self.query_one("#nic-doc", Static).update(Text(self._nic_doc()))
+
+    @property
+    def known_ports(self) -> list[Port] | None:
+        """The ports, once read (None before: nothing to judge the picks by)."""
+        return self.ports if self.ports_read else None
 
     @property
     def steps(self) -> list[str]:
@@ -440,7 +445,7 @@ class SetupScreen(Screen[None]):
 
     # checking
     def recheck(self) -> None:
-        self.verdict = model.check(self.answers, self.base, self.ports, self.kept)
+        self.verdict = model.check(self.answers, self.base, self.known_ports, self.kept)
         if not self.is_attached:
             return
         for ask in model.asks(self.step, self.answers):
