@@ -11,6 +11,7 @@ import pytest
 import keel.config
 from keel.config.errors import ConfigError
 from keel.config.load import parse_config
+from keel.parse.nic_first_seen import FirstSeen
 from keel.ui import settings_model
 from keel.ui import setup_model as m
 from tests.fixtures.ports import PORTS, TWO_PORTS, VPS_PORT
@@ -254,3 +255,12 @@ def test_a_router_still_called_keel_is_named_after_its_role():
     assert config_of(answers(role="hub")).system.hostname == "hub"
     named = settings_model.with_value(BASE, "system.hostname", "office")
     assert config_of(answers(role="hub"), named).system.hostname == "office"
+
+
+def test_the_wan_starts_where_keel_first_found_it():
+    seen = {"wan.interface": FirstSeen("eth0", ENS5, "eth0", "e1000e"),
+            "lan.interface": FirstSeen("eth1", ENS3, "eth1", "e1000")}
+    a = m.from_config(SHIPPED, PORTS, first_boot=True, first_seen=seen)
+    assert (a.wan_interface, a.lan_interface) == (ENS5, "")  # the shipped LAN: no one's choice
+    a = m.from_config(SHIPPED, PORTS, first_seen=seen)  # opened again: the user's own
+    assert (a.wan_interface, a.lan_interface) == (ENS5, ENS3)

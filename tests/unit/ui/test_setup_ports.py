@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from keel.parse.nic_first_seen import FirstSeen
 from keel.ui import setup_ports as sp
 from tests.fixtures.ports import PORTS, TWO_PORTS, VPS_PORT, port
 
@@ -71,3 +72,14 @@ def test_the_role_note():
     assert sp.role_note(VPS_PORT).startswith("one port found (eth0): the hub role is offered")
     assert sp.role_note(PORTS) == "" and sp.default_role("edge", PORTS) == "edge"
     assert sp.default_role("edge", VPS_PORT) == "hub"
+
+
+def test_a_kernel_name_that_moved_is_taken_where_keel_first_found_it():
+    """The config says eth0; keel first found the WAN on the port whose MAC
+    ens5 has (a new driver renamed the ports since): the WAN is ens5."""
+    seen = {"wan.interface": FirstSeen("eth0", ENS5, "eth0", "e1000e")}
+    assert sp.first_found("eth0", "wan.interface", seen, PORTS) == ENS5
+    assert sp.first_found("eth1", "wan.interface", seen, PORTS) == "eth1"  # said otherwise
+    gone = {"wan.interface": FirstSeen("eth0", "mac:02:00:00:00:00:09", "eth0", "igc")}
+    assert sp.first_found("eth0", "wan.interface", gone, PORTS) == "eth0"
+    assert sp.first_found("eth0", "lan.interface", seen, PORTS) == "eth0"

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from keel.config.schema import Config
+from keel.parse.nic_first_seen import FirstSeen
 from keel.parse.nic_identity import Port
 from keel.ui import settings_model as model
 from keel.ui import setup_ports
@@ -428,11 +429,13 @@ def proposed_text(a: Answers, base: dict[str, Any]) -> str:
 # --- from the config in force -----------------------------------------------------
 
 def from_config(config: Config, ports: Sequence[Port] | None = None,
-                first_boot: bool = False) -> Answers:
+                first_boot: bool = False,
+                first_seen: Mapping[str, FirstSeen] | None = None) -> Answers:
     """The answers that make (about) this config: the wizard opened again
     starts where the router is; the shipped default gives the defaults. With
     the ports found: the WAN and LAN on them (default_nics; on first boot
-    the shipped default's LAN is no one's choice), a one-port machine a hub."""
+    the shipped default's LAN is no one's choice), each where keel first
+    found it (`first_seen`, keel.system.nic_record), a one-port machine a hub."""
     wan, lan, wg = config.wan, config.lan, config.wireguard
     role = "edge" if lan is not None else "hub"
     if ports is not None:
@@ -458,6 +461,9 @@ def from_config(config: Config, ports: Sequence[Port] | None = None,
         download_kbit=str(wan.shaping.download_kbit) if rates else "")
     if ports is None:
         return a
+    seen = first_seen or {}
+    a.wan_interface = setup_ports.first_found(a.wan_interface, "wan.interface", seen, ports)
+    a.lan_interface = setup_ports.first_found(a.lan_interface, "lan.interface", seen, ports)
     return default_nics(a, ports, kept_specs(config, first_boot))
 
 

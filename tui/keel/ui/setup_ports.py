@@ -8,8 +8,9 @@ permanent MAC, else `pci:`), which no reboot, other image or driver order
 changes; `keel apply` resolves it (keel.model.nic_roles), and so does this,
 to show the kernel name it is today. The rules:
 
-- the WAN starts on the port the config in force names, else the first
-  with a link, else the first;
+- the WAN starts on the port the config in force names (where keel found
+  it first, keel.system.nic_record, when the config names it by a kernel
+  name that has since moved), else the first with a link, else the first;
 - the LAN is never guessed where there is a choice: it starts on the port
   the config in force names only when the user wrote that config (not the
   shipped default on first boot), else on the one other port of a
@@ -23,9 +24,10 @@ to show the kernel name it is today. The rules:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from keel.model.nic_roles import resolve
+from keel.parse.nic_first_seen import FirstSeen
 from keel.parse.nic_identity import Port
 
 ONE_PORT = "an edge needs a second port for its LAN"
@@ -43,6 +45,17 @@ def port_named(spec: str, ports: Sequence[Port]) -> Port | None:
         return None
     found = resolve("", "", spec, ports, [p.name for p in ports]).name
     return next((p for p in ports if p.name == found), None)
+
+
+def first_found(spec: str, key: str, first_seen: Mapping[str, FirstSeen],
+                ports: Sequence[Port]) -> str:
+    """The identity of the port `key` ("wan.interface") was first found on,
+    where the config still says what it said then and that port is here;
+    else the spec as it is."""
+    entry = first_seen.get(key)
+    if entry is None or entry.spec != spec or port_named(entry.identity, ports) is None:
+        return spec
+    return entry.identity
 
 
 def default_role(role: str, ports: Sequence[Port]) -> str:

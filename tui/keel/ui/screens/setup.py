@@ -14,7 +14,7 @@ Keys only, 80x24, ASCII: [enter] takes a choice or a value and goes on,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -32,6 +32,7 @@ from keel.apply.rates import CONFIRM_SECONDS
 from keel.config.dump import to_toml
 from keel.config.errors import ConfigError
 from keel.config.schema import Config
+from keel.parse.nic_first_seen import FirstSeen
 from keel.parse.nic_identity import Port
 from keel.state.revisions import RevisionStore
 from keel.ui import settings_model, setup_ports
@@ -188,7 +189,7 @@ class SetupScreen(Screen[None]):
                  pair: PairAfterSetup | None = None, first_boot: bool = False,
                  confirm_s: float = CONFIRM_SECONDS, poll_s: float = POLL_S,
                  cable: Callable[[str, ReadPorts], CableScreen] | None = None,
-                 **kwargs: Any) -> None:
+                 first_seen: Mapping[str, FirstSeen] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.config = config
         self.base_text = to_toml(config)
@@ -203,7 +204,7 @@ class SetupScreen(Screen[None]):
         self.pair = pair or pair_after_setup
         self.first_boot, self.confirm_s = first_boot, confirm_s
         self.kept = model.kept_specs(config, first_boot)
-        self.answers = model.from_config(config, ports, first_boot)
+        self.answers = model.from_config(config, ports, first_boot, first_seen)
         self.verdict = model.check(self.answers, self.base, self.known_ports, self.kept)
         self.step = "role"
         self.nic_error = ""
@@ -564,8 +565,11 @@ def setup_screen(first_boot: bool = False, **kwargs: Any) -> Screen:
         return MessageScreen(f"{source} is invalid; fix it in the file first:\n{err}")
     except OSError as err:
         return MessageScreen(f"cannot read {source}: {err.strerror or err}")
+    from keel.system.nic_record import read_first_seen
+
     try:  # read here (sysfs: quick): the role step offers a one-port machine the hub
         ports: list[Port] | None = read_ports()
     except OSError:
         ports = None  # read again once shown, saying why not
-    return SetupScreen(config, ports, first_boot=first_boot, id="setup-screen", **kwargs)
+    return SetupScreen(config, ports, first_boot=first_boot, first_seen=read_first_seen(),
+                       id="setup-screen", **kwargs)
