@@ -39,12 +39,12 @@ from keel.ui import settings_model, setup_ports
 from keel.ui import setup_model as model
 from keel.ui.config_actions import ConfigActions
 from keel.ui.dialogs import KEPT, ConfirmScreen, MessageScreen, review_and_apply
-from keel.ui.fmt import cut
 from keel.ui.pair_hook import PairAfterSetup, pair_after_setup
 from keel.ui.screens.cable import CableScreen
 from keel.ui.screens.pairing import PairingScreen
 from keel.ui.screens.selftest import start_selftest
 from keel.ui.widgets.footer import Footer
+from keel.ui.widgets.nic_table import NicTable
 
 ReadPorts = Callable[[], Sequence[Port]]
 POLL_S = 1.0  # the port step reads the ports' links this often
@@ -106,43 +106,6 @@ class ChoiceSet(RadioSet):
         if index != self.pressed_index:
             self.action_toggle_button()
         self.post_message(self.Taken(self, self.keys[index]))
-
-
-class NicTable(DataTable):
-    """The ports; [w] makes the one under the cursor the WAN, [l] the LAN;
-    [f] finds the WAN by its cable, [g] the LAN."""
-
-    BINDINGS: ClassVar[list[Binding]] = [
-        Binding("w", "pick('wan')", "WAN", show=False),
-        Binding("l", "pick('lan')", "LAN", show=False),
-        Binding("f", "find('wan')", "find the WAN by its cable", show=False),
-        Binding("g", "find('lan')", "find the LAN by its cable", show=False)]
-
-    class Picked(Message):
-        def __init__(self, which: str, name: str) -> None:
-            super().__init__()
-            self.which, self.name = which, name
-
-    class Find(Message):
-        def __init__(self, which: str) -> None:
-            super().__init__()
-            self.which = which
-
-    def action_pick(self, which: str) -> None:
-        if self.row_count:
-            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
-            self.post_message(self.Picked(which, str(key)))
-
-    def action_find(self, which: str) -> None:
-        self.post_message(self.Find(which))
-
-
-NIC_COLUMNS = (("use", 4), ("name", 10), ("MAC", 18), ("driver", 12), ("link", 17),
-               ("bus", 14))
-
-
-def bus(port: Port) -> str:
-    return port.pci or (f"usb {port.usb}" if port.usb else "-")
 
 
 # --- the wizard -----------------------------------------------------------------------
@@ -354,19 +317,10 @@ class SetupScreen(Screen[None]):
         return Vertical(*parts, classes="ask", id=f"q-{ask.name}")
 
     def _nic_table(self) -> NicTable:
-        table = NicTable(id="a-wan_interface", cursor_type="row", zebra_stripes=False,
-                         cell_padding=0)
-        for label, width in NIC_COLUMNS:
-            table.add_column(label, width=width, key=label)
         a = self.answers
-        for port in self.ports:
-            table.add_row(model.nic_use(a, port, self.ports), cut(port.name, 9),
-                          port.permanent_mac or port.mac or "-", cut(port.driver or "-", 11),
-                          port.link, cut(bus(port), 14), key=port.name)
         on_wan = setup_ports.port_named(a.wan_interface, self.ports)
-        if on_wan is not None:
-            table.move_cursor(row=self.ports.index(on_wan))
-        return table
+        return NicTable(self.ports, lambda port: model.nic_use(a, port, self.ports),
+                        on_wan.name if on_wan is not None else None, id="a-wan_interface")
 
     # answers
     def _set(self, name: str, value: str) -> bool:
