@@ -26,6 +26,7 @@ from keel.ui.screens.cable import CableScreen
 from keel.ui.screens.pairing import PairingScreen
 from keel.ui.screens.selftest import SelfTestScreen
 from keel.ui.screens.setup import ChoiceSet, SetupScreen
+from keel.ui.widgets.nic_table import NicTable
 from tests.fixtures.ports import PORTS, TWO_PORTS, VPS_PORT, linked
 from tests.ui.uihelpers import StepClock, asynctest, make_app, screen_lines, settle
 
@@ -341,8 +342,10 @@ async def test_the_port_step_follows_the_links_and_the_ports(tmp_path):
         await until(pilot, lambda: "up 1000 Mbit/s" in row_of(app, "ens3"))
         usb = PORTS[2].__class__("usb0", "00:e0:4c:68:00:01", "00:e0:4c:68:00:01", "", "2-1",
                                  "r8152", True, False, None, "down")
+        await keys(pilot, "up")  # the cursor on ens3 stays there
         ports.ports = [*ports.ports, usb]
         await until(pilot, lambda: any("usb0" in line for line in screen_lines(app)))
+        assert screen.query_one(NicTable).under_cursor == "ens3"
         assert "usb 2-1" in row_of(app, "usb0") and "r8152" in row_of(app, "usb0")
         assert screen.answers.wan_interface == ENS4 and "WAN" in row_of(app, "ens4")
 

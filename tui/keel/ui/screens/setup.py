@@ -210,10 +210,13 @@ class SetupScreen(Screen[None]):
         self.recheck()
         if not self.is_attached or self.step != "nics":
             return
-        if first or [p.name for p in ports] != names:
-            await self.show_step("nics")
-            return
         table = self.query_one(NicTable)
+        if first or [p.name for p in ports] != names:  # a port plugged in or out
+            at = table.under_cursor
+            await self.show_step("nics")
+            if at is not None:
+                self.query_one(NicTable).move_to(at)
+            return
         for port in ports:
             table.update_cell(port.name, "link", port.link)
             table.update_cell(port.name, "use", model.nic_use(self.answers, port, ports))
@@ -386,9 +389,7 @@ class SetupScreen(Screen[None]):
         def found(name: str | None) -> None:
             if name is not None and self.take_port(event.which, name):
                 self.say(f"the {role} cable is in {name}: {name} is the {role}")
-                table = self.query_one(NicTable)
-                names = [p.name for p in self.ports]
-                table.move_cursor(row=names.index(name))
+                self.query_one(NicTable).move_to(name)
 
         self.app.push_screen(self.cable(role, self.read), found)
 

@@ -56,10 +56,23 @@ class NicTable(DataTable):
         if cursor in names:
             self.move_cursor(row=names.index(cursor))
 
+    @property
+    def under_cursor(self) -> str | None:
+        """The kernel name of the port under the cursor (None: no row)."""
+        if not self.row_count:
+            return None
+        return str(self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value)
+
+    def move_to(self, name: str) -> None:
+        for row, key in enumerate(self.rows):
+            if key.value == name:
+                self.move_cursor(row=row)
+                return
+
     def action_pick(self, which: str) -> None:
-        if self.row_count:
-            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
-            self.post_message(self.Picked(which, str(key)))
+        name = self.under_cursor
+        if name is not None:
+            self.post_message(self.Picked(which, name))
 
     def action_find(self, which: str) -> None:
         self.post_message(self.Find(which))
