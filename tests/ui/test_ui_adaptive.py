@@ -210,12 +210,13 @@ async def test_the_setups_choice_is_fixed_when_adaptive_is_not_offered():
 async def test_the_wizard_measures_then_applies_adaptive_cake(tmp_path):
     from keel.ui.screens.selftest import RatesConfirmScreen, SelfTestScreen
     from keel.ui.selftest import MeasuredRates, RecommendedRates
+    from tests.fixtures.ports import TWO_PORTS
     from tests.ui.test_ui_setup import KEY, FakeKeel, keys, open_wizard, wizard
 
     fake, hooks = FakeKeel(), Applied()
     app = make_app(**hooks.kwargs())
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_wizard(app, pilot, wizard(tmp_path, fake))
+        screen = await open_wizard(app, pilot, wizard(tmp_path, fake, TWO_PORTS))
         await keys(pilot, "enter", "enter", "enter", "enter", "enter", "enter")
         await keys(pilot, "up", "enter", "enter", KEY, "enter", "203.0.113.2:51820",
                    "enter", "enter")
@@ -244,12 +245,12 @@ async def test_the_wizard_measures_then_applies_adaptive_cake(tmp_path):
 
 @asynctest
 async def test_the_wizard_says_why_a_hub_is_not_offered_adaptive(tmp_path):
-    from tests.ui.test_ui_setup import VPS_NIC, FakeKeel, keys, open_wizard, wizard
+    from tests.ui.test_ui_setup import VPS_PORT, FakeKeel, keys, open_wizard, wizard
 
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_wizard(app, pilot, wizard(tmp_path, FakeKeel(), VPS_NIC))
-        await keys(pilot, "down", "enter", "enter", "down", "enter", "198.51.100.7/32",
+        screen = await open_wizard(app, pilot, wizard(tmp_path, FakeKeel(), VPS_PORT))
+        await keys(pilot, "enter", "enter", "down", "enter", "198.51.100.7/32",
                    "enter", "198.51.100.1", "enter")
         await keys(pilot, "up", "up", "enter", "enter", "enter")  # pair; address, port
         assert "step 5/6: Shaping" in screen_lines(app)[0]
@@ -264,12 +265,14 @@ async def test_the_wizard_says_why_a_hub_is_not_offered_adaptive(tmp_path):
 async def test_an_edge_that_pairs_measures_then_prefers_adaptive(tmp_path):
     from keel.ui.screens.pairing import PairingScreen
     from keel.ui.screens.selftest import SelfTestScreen
+    from tests.fixtures.ports import TWO_PORTS
     from tests.ui.test_ui_setup import FakeKeel, FakePairing, keys, open_wizard, wizard
 
     pairing = FakePairing()
     app = make_app(**Applied().kwargs())
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_wizard(app, pilot, wizard(tmp_path, FakeKeel(), pair=pairing))
+        screen = await open_wizard(app, pilot, wizard(tmp_path, FakeKeel(), TWO_PORTS,
+                                                      pair=pairing))
         await keys(pilot, "enter", "enter", "enter", "enter", "enter", "enter")
         await keys(pilot, "up", "up", "enter")  # pair with the hub
         await keys(pilot, "203.0.113.2", "enter", "1234-5678", "enter")

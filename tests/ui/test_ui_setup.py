@@ -1,12 +1,16 @@
 """Pilot tests of the first-boot setup wizard at 80x24 on the console
 profile, by keystrokes: a whole edge to the apply-with-confirm countdown, a
 hub that pairs after its setup, an invalid value (the loader's message, then
-the fix), and the wizard coming up only when there is no user config.
-keel's commands go to a fake `run` and the NICs are given: no system is
-touched. Snapshots of the NIC step at 80x24 (console) and 120x40."""
+the fix), and the wizard coming up only when there is no user config, a one-port
+machine offered the hub, the port step following the links, and a port
+found by its cable. keel's commands go to a fake `run` and the ports come
+from a fake read_ports (tests.fixtures.ports) whose links a test changes:
+no system is touched. Snapshots of the port step at 80x24 (console) and
+120x40."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from pathlib import Path
 
@@ -14,26 +18,72 @@ from textual.events import Key
 
 from keel.apply.rates import KEEL
 from keel.config.load import parse_config
-from keel.parse.ipaddr import Nic
 from keel.state.revisions import RevisionStore
 from keel.ui.config_actions import ConfigActions
 from keel.ui.dialogs import CountdownScreen, ReviewScreen
 from keel.ui.profile import CONSOLE, MODERN
+from keel.ui.screens.cable import CableScreen
 from keel.ui.screens.pairing import PairingScreen
 from keel.ui.screens.selftest import SelfTestScreen
 from keel.ui.screens.setup import ChoiceSet, SetupScreen
-from tests.ui.uihelpers import asynctest, make_app, screen_lines, settle
+from keel.ui.widgets.nic_table import NicTable
+from tests.fixtures.ports import PORTS, TWO_PORTS, VPS_PORT, linked
+from tests.ui.uihelpers import StepClock, asynctest, make_app, screen_lines, settle
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED_TEXT = (ROOT / "overlay/etc/keel/keel.toml").read_text()
 SHIPPED = parse_config(SHIPPED_TEXT).config
 KEY = "HlOu1tgN6jIPCqo/B9y+b7TT1bltyagEMGZGjSZNPVI="
 PLAN = "address: wan eth0 by dhcp"
-NICS = [Nic("ens3", "52:54:00:12:34:01", "no carrier", ()),
-        Nic("ens4", "52:54:00:12:34:02", "up", ("192.0.2.10/24", "2001:db8::10/64"),
-            driver="virtio_net"),
-        Nic("ens5", "52:54:00:12:34:03", "up", (), driver="e1000e")]
-VPS_NIC = [Nic("eth0", "fa:16:3e:00:00:07", "up", ("198.51.100.7/32",), driver="virtio_net")]
+ENS4, ENS5 = "mac:52:54:00:12:34:02", "mac:52:54:00:12:34:03"
+
+
+class FakePorts:
+    """read_ports(): the ports now (a test changes them), or, while a
+    script is left, its next list (one per read: the cable watch's polls)."""
+
+    def __init__(self, ports) -> None:
+        self.ports = list(ports)
+        self.script: list[list] = []
+        self.reads = 0
+
+    def __call__(self) -> list:
+        self.reads += 1
+        if self.script:
+            self.ports = self.script.pop(0)
+        return list(self.ports)
+
+
+class FakeLinks:
+    """keel.system.nic_link.set_up on the fake ports: a port set up reads up
+    (no carrier yet), set down reads down."""
+
+    def __init__(self, ports: FakePorts) -> None:
+        self.ports = ports
+        self.calls: list[tuple[str, bool]] = []
+
+    def __call__(self, name: str, up: bool) -> bool:
+        self.calls.append((name, up))
+        self.ports.ports = [dataclasses.replace(p, up=up, carrier=False if up else None)
+                            if p.name == name else p for p in self.ports.ports]
+        return True
+
+
+def fake_cable(role: str, read) -> CableScreen:
+    """The watch on a clock of its own, half a second a read; the test
+    reads (watch_reads): its own poll does not come. Ports set up on the
+    fake ports, 1 s to warm up."""
+    return CableScreen(role, read, poll_s=3600.0, timeout_s=5.0, settle_s=1.0,
+                       clock=StepClock(0.0, 0.5), link=FakeLinks(read), warm_s=1.0,
+                       id="cable-screen")
+
+
+async def watch_reads(app, pilot, count: int) -> None:
+    """The cable watch's next reads, each judged and shown."""
+    for _ in range(count):
+        if isinstance(app.screen, CableScreen):
+            app.screen._poll()
+        await settle(pilot)
 
 
 class FakeKeel:
@@ -72,11 +122,13 @@ def text_of(app) -> str:
     return text
 
 
-def wizard(tmp_path, fake: FakeKeel, nics=NICS, pair=None, first_boot=True) -> SetupScreen:
+def wizard(tmp_path, fake: FakeKeel, ports=PORTS, pair=None, first_boot=True,
+           read: FakePorts | None = None, poll_s: float = 3600.0) -> SetupScreen:
     actions = ConfigActions(run=fake, proposed=tmp_path / "run" / "proposed.toml")
-    return SetupScreen(SHIPPED, nics, actions=actions,
+    return SetupScreen(SHIPPED, ports, read=read or FakePorts(ports), actions=actions,
                        revisions=RevisionStore(tmp_path / "revisions"),
-                       pair=pair or FakePairing(), first_boot=first_boot)
+                       pair=pair or FakePairing(), first_boot=first_boot, poll_s=poll_s,
+                       cable=fake_cable)
 
 
 async def open_wizard(app, pilot, screen: SetupScreen) -> SetupScreen:
@@ -114,11 +166,15 @@ async def test_an_edge_by_keystrokes_to_the_countdown(tmp_path):
         assert "step 2/7: Which NIC is which?" in title(app)
         text = text_of(app)
         assert "52:54:00:12:34:02" in text and "virtio_net" in text and "no carrier" in text
-        assert "192.0.2.10/24" in text
-        # DHCP gave ens4 an address: it is the WAN; the LAN is the first other
-        assert (screen.answers.wan_interface, screen.answers.lan_interface) == ("ens4", "ens3")
+        assert "up 1000 Mbit/s" in text and "up 100 Mbit/s" in text and "0000:00:05.0" in text
+        # ens4 has a link: it is the WAN; of two others the LAN is not guessed
+        assert (screen.answers.wan_interface, screen.answers.lan_interface) == (ENS4, "")
+        assert "LAN: no port chosen: [l] on its row, or [g] to find it by its cable" in text
+        await keys(pilot, "enter")
+        assert "step 2/7" in title(app) and "1 problem to fix first: LAN" in text_of(app)
         await keys(pilot, "down", "l")  # the LAN on the e1000e
-        assert (screen.answers.wan_interface, screen.answers.lan_interface) == ("ens4", "ens5")
+        assert (screen.answers.wan_interface, screen.answers.lan_interface) == (ENS4, ENS5)
+        assert "LAN: no port chosen" not in text_of(app)
         await keys(pilot, "enter")
 
         assert "step 3/7" in title(app)
@@ -142,17 +198,18 @@ async def test_an_edge_by_keystrokes_to_the_countdown(tmp_path):
 
         assert "step 7/7: Review and apply" in title(app)
         text = text_of(app)
-        assert "LAN        ens5 192.168.77.1/24" in text
+        assert "WAN        mac:52:54:00:12:34:02, ens4 today" in text
+        assert "LAN        mac:52:54:00:12:34:03, ens5 today" in text
         assert "peer       HlOu1tgN6j... at 203.0.113.2:51820" in text
         await keys(pilot, "enter")
         assert isinstance(app.screen, ReviewScreen)
         text = text_of(app)
-        assert '-wan.interface = "eth0"' in text and '+wan.interface = "ens4"' in text
+        assert '-wan.interface = "eth0"' in text and f'+wan.interface = "{ENS4}"' in text
         assert "+wan.shaping.upload_kbit = 4500" in text and PLAN in text
         proposed = tmp_path / "run" / "proposed.toml"
         cfg = parse_config(proposed.read_text()).config
         assert (cfg.wan.interface, cfg.lan.interface, cfg.wireguard.enabled) == (
-            "ens4", "ens5", True)
+            ENS4, ENS5, True)
         assert cfg.wireguard.peer[0].public_key == KEY
         assert (cfg.wan.shaping.upload_kbit, cfg.wan.shaping.download_kbit) == (4500, 18000)
 
@@ -172,12 +229,18 @@ async def test_a_hub_on_a_vps_pairs_after_its_setup(tmp_path):
     fake, pairing = FakeKeel(), FakePairing()
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_wizard(app, pilot, wizard(tmp_path, fake, VPS_NIC, pairing))
-        await keys(pilot, "down", "enter")  # hub
+        screen = await open_wizard(app, pilot, wizard(tmp_path, fake, VPS_PORT, pairing))
+        text = text_of(app)
+        assert "(*) hub" in text  # one port: the hub, and why
+        assert "one port found (eth0): the hub role is offered, as an edge needs a second" in \
+            text
+        await keys(pilot, "enter")  # hub
         assert "step 2/6" in title(app)  # no LAN step
         assert "WAN eth0" in text_of(app)
         await keys(pilot, "l")
-        assert "a hub has one NIC: no LAN" in text_of(app)
+        assert "a hub uses one port, its WAN: no LAN" in text_of(app)
+        await keys(pilot, "g")
+        assert "a hub uses one port, its WAN: no LAN" in text_of(app)
         await keys(pilot, "enter")
         await keys(pilot, "down", "enter")  # static: a VPS's /32, the gateway on-link
         await keys(pilot, "198.51.100.7/32", "enter", "198.51.100.1", "enter")
@@ -190,12 +253,14 @@ async def test_a_hub_on_a_vps_pairs_after_its_setup(tmp_path):
         assert "step 5/6: Shaping" in title(app)
         await keys(pilot, "enter")  # off
         text = text_of(app)
-        assert "WAN        eth0 static 198.51.100.7/32 via 198.51.100.1" in text
+        assert "WAN        mac:fa:16:3e:00:00:07, eth0 today" in text
+        assert "           static 198.51.100.7/32 via 198.51.100.1" in text
         assert "a hub also opens SSH on the WAN" in text
         await keys(pilot, "enter")
         assert isinstance(app.screen, ReviewScreen)
         text = text_of(app)
         assert "-lan.interface" in text and '+wan.address = "198.51.100.7/32"' in text
+        assert '+wan.interface = "mac:fa:16:3e:00:00:07"' in text
         await keys(pilot, "y", "y", "enter")
         assert isinstance(app.screen, PairingScreen)
         assert pairing.calls == [("hub", "", "")]
@@ -210,7 +275,7 @@ async def test_an_invalid_value_its_message_then_the_fix(tmp_path):
     fake = FakeKeel()
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_wizard(app, pilot, wizard(tmp_path, fake))
+        screen = await open_wizard(app, pilot, wizard(tmp_path, fake, TWO_PORTS))
         await keys(pilot, "enter", "enter", "enter", "enter")  # to the LAN's DHCP start
         field = screen.query_one("#a-dhcp_start")
         assert field.has_focus
@@ -236,7 +301,7 @@ async def test_a_kept_setup_with_the_self_test_runs_it(tmp_path):
     fake = FakeKeel()
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_wizard(app, pilot, wizard(tmp_path, fake))
+        screen = await open_wizard(app, pilot, wizard(tmp_path, fake, TWO_PORTS))
         await keys(pilot, "enter", "enter", "enter", "enter", "enter", "enter")
         await keys(pilot, "up", "enter", "enter", KEY, "enter", "203.0.113.2:51820",
                    "enter", "enter")
@@ -248,6 +313,132 @@ async def test_a_kept_setup_with_the_self_test_runs_it(tmp_path):
         await settle(pilot)
         assert app.runner.started[-1][0] == "throughput"
         assert "[a] apply" in text_of(app)
+
+
+async def until(pilot, check, rounds: int = 400) -> None:
+    for _ in range(rounds):
+        await pilot.pause(0.02)
+        if check():
+            return
+    raise AssertionError("never came")
+
+
+def row_of(app, name: str) -> str:
+    return next(line for line in screen_lines(app) if f" {name} " in f" {line} ")
+
+
+@asynctest
+async def test_the_port_step_follows_the_links_and_the_ports(tmp_path):
+    """A cable plugged in shows on its row; a port plugged in (a USB NIC)
+    gets a row of its own, and the picks stay where they were."""
+    ports = FakePorts(PORTS)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_wizard(app, pilot, wizard(tmp_path, FakeKeel(), read=ports,
+                                                      poll_s=0.05))
+        await keys(pilot, "enter")
+        assert "no carrier" in row_of(app, "ens3")
+        ports.ports = [linked(PORTS[0], True), *PORTS[1:]]
+        await until(pilot, lambda: "up 1000 Mbit/s" in row_of(app, "ens3"))
+        usb = PORTS[2].__class__("usb0", "00:e0:4c:68:00:01", "00:e0:4c:68:00:01", "", "2-1",
+                                 "r8152", True, False, None, "down")
+        await keys(pilot, "up")  # the cursor on ens3 stays there
+        ports.ports = [*ports.ports, usb]
+        await until(pilot, lambda: any("usb0" in line for line in screen_lines(app)))
+        assert screen.query_one(NicTable).under_cursor == "ens3"
+        assert "usb 2-1" in row_of(app, "usb0") and "r8152" in row_of(app, "usb0")
+        assert screen.answers.wan_interface == ENS4 and "WAN" in row_of(app, "ens4")
+
+
+@asynctest
+async def test_the_wan_and_the_lan_found_by_their_cables(tmp_path):
+    """[f]: every cable out, then the WAN's in: ens5's link came up, ens5 is
+    the WAN; [g] the same for the LAN, on ens3 (the WAN's, ens5, taken)."""
+    ports = FakePorts(PORTS)
+    fake = FakeKeel()
+    app = make_app()
+    out = [linked(p, False) for p in PORTS]
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_wizard(app, pilot, wizard(tmp_path, fake, read=ports))
+        await keys(pilot, "enter")
+        plugged = [out[0], out[1], linked(PORTS[2], True)]
+        ports.script = [list(PORTS), out, plugged, plugged]
+        await keys(pilot, "f")  # the first read: the links as they are
+        assert isinstance(app.screen, CableScreen)
+        text = text_of(app)
+        assert "FIND THE WAN BY ITS CABLE" in text and "[esc] back" in text
+        assert "unplug all cables, then plug the WAN cable in now" in text
+        await watch_reads(app, pilot, 2)  # all out, then ens5 in
+        assert "link up on ens5: waiting 1 s for other cables" in text_of(app)
+        await watch_reads(app, pilot, 2)  # settled
+        assert isinstance(app.screen, SetupScreen)
+        assert screen.answers.wan_interface == ENS5
+        assert "the WAN cable is in ens5: ens5 is the WAN" in text_of(app)
+        assert "WAN" in row_of(app, "ens5")
+
+        wan_in = linked(PORTS[2], True)
+        lan_in = [linked(PORTS[0], True), out[1], out[2]]
+        ports.script = [[out[0], out[1], wan_in], out, lan_in, lan_in, lan_in]
+        await keys(pilot, "g")
+        await watch_reads(app, pilot, 4)
+        assert isinstance(app.screen, SetupScreen)
+        assert (screen.answers.wan_interface, screen.answers.lan_interface) == (
+            ENS5, "mac:52:54:00:12:34:01")
+        assert "the LAN cable is in ens3: ens3 is the LAN" in text_of(app)
+        await keys(pilot, "enter")
+        assert "step 3/7" in title(app)
+
+
+@asynctest
+async def test_no_cable_or_two_cables_are_said_and_the_watch_runs_again(tmp_path):
+    ports = FakePorts(PORTS)
+    app = make_app()
+    out = [linked(p, False) for p in PORTS]
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_wizard(app, pilot, wizard(tmp_path, FakeKeel(), read=ports))
+        await keys(pilot, "enter")
+        ports.script = [out]  # and so it stays: no link comes up
+        await keys(pilot, "f")
+        await watch_reads(app, pilot, 8)  # 4.5 s
+        assert "(1 s left)" in text_of(app)
+        await watch_reads(app, pilot, 1)
+        text = text_of(app)
+        assert "no link came up in 5 s: is the cable in, the other end on?" in text
+        assert "[enter] watch again  [esc] back" in text
+        both = [linked(PORTS[0], True), out[1], linked(PORTS[2], True)]
+        ports.script = [out, both, both, both]
+        await keys(pilot, "enter")
+        await watch_reads(app, pilot, 3)
+        assert "links came up on ens3, ens5: plug in the WAN cable alone" in text_of(app)
+        await keys(pilot, "escape")
+        assert isinstance(app.screen, SetupScreen)
+        assert screen.answers.wan_interface == ENS4  # as it was
+
+
+@asynctest
+async def test_a_port_keel_has_not_set_up_is_set_up_while_the_watch_runs(tmp_path):
+    """ens5 is down (no role in the config in force): the watch sets it up,
+    lets its link settle, finds the cable plugged into it, and sets it down
+    again when it ends."""
+    down = dataclasses.replace(PORTS[2], up=False, carrier=None, speed_mbps=None)
+    ports = FakePorts([*PORTS[:2], down])
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_wizard(app, pilot, wizard(tmp_path, FakeKeel(), ports.ports,
+                                                      read=ports))
+        await keys(pilot, "enter")
+        assert "down" in row_of(app, "ens5")
+        await keys(pilot, "f")
+        cable = app.screen
+        assert isinstance(cable, CableScreen) and cable.link.calls == [("ens5", True)]
+        assert "setting up ens5 to see their links ..." in text_of(app)
+        out = [linked(p, False) for p in PORTS]
+        ports.script = [out, out, out, [out[0], out[1], linked(PORTS[2], True)]]
+        await watch_reads(app, pilot, 2)  # 1 s: warm
+        assert "unplug all cables, then plug the WAN cable in now" in text_of(app)
+        await watch_reads(app, pilot, 5)
+        assert isinstance(app.screen, SetupScreen) and screen.answers.wan_interface == ENS5
+        assert cable.link.calls == [("ens5", True), ("ens5", False)]
 
 
 def _first_boot_app(tmp_path, user: Path):
@@ -321,8 +512,8 @@ async def test_keys_typed_ahead_land_in_the_field_they_were_typed_for(tmp_path):
     [enter] and the gateway before the UI has moved the focus once."""
     app = make_app(typeahead=True)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_wizard(app, pilot, wizard(tmp_path, FakeKeel(), VPS_NIC))
-        await keys(pilot, "down", "enter", "enter")  # hub, its one NIC
+        screen = await open_wizard(app, pilot, wizard(tmp_path, FakeKeel(), VPS_PORT))
+        await keys(pilot, "enter", "enter")  # hub (one port), its one port
         assert "step 3/6" in title(app)
         typed_at_once(app, "down", "enter", "198.51.100.7/32", "enter", "198.51.100.1",
                       "enter")
@@ -359,9 +550,9 @@ async def test_each_step_typed_at_once_once_shown_reaches_the_review(tmp_path):
     at once, as soon as its title shows."""
     app = make_app(typeahead=True)
     async with app.run_test(size=(80, 24)) as pilot:
-        await open_wizard(app, pilot, wizard(tmp_path, FakeKeel(), VPS_NIC))
+        await open_wizard(app, pilot, wizard(tmp_path, FakeKeel(), VPS_PORT))
         for title_shown, typed in (
-                ("step 1/", ("down", "enter")),
+                ("step 1/", ("enter",)),
                 ("step 2/6", ("enter",)),
                 ("step 3/6", ("down", "enter", "198.51.100.7/32", "enter", "198.51.100.1",
                               "enter")),

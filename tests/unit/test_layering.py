@@ -203,10 +203,11 @@ SCREENS = "keel.ui.screens"
 DIALOGS = "keel.ui.dialogs"
 APP = "keel.ui.app"
 # keel.ui's modules without Textual: what the screens draw and decide, tested without an app
-NO_TEXTUAL = ("keel.ui.app_protocol", "keel.ui.bars", "keel.ui.config_actions", "keel.ui.fmt",
+NO_TEXTUAL = ("keel.ui.app_protocol", "keel.ui.bars", "keel.ui.cable_watch",
+              "keel.ui.config_actions", "keel.ui.fmt",
               "keel.ui.pair_hook", "keel.ui.panels", "keel.ui.profile", "keel.ui.selftest",
               "keel.ui.selftest_latency", "keel.ui.selftest_runner", "keel.ui.settings_model",
-              "keel.ui.setup_model", "keel.ui.shell", "keel.ui.signals")
+              "keel.ui.setup_model", "keel.ui.setup_ports", "keel.ui.shell", "keel.ui.signals")
 
 
 def ui_offenders(importers: str, imported: tuple[str, ...]) -> list[str]:

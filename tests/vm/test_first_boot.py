@@ -65,7 +65,8 @@ def apply_and_keep(ui: ConsoleUI, others: tuple[ConsoleUI, ...] = ()) -> None:
 def test_hub_and_edge_set_up_from_their_consoles_by_keystrokes(lab):
     hub_ui = ConsoleUI(lab.hub)
     hub_ui.wait_for(r"step 1/\d: What is this router\?", 180)
-    hub_ui.press("down", "enter")  # hub
+    hub_ui.wait_for(r"\(\*\) hub")  # one port (core): the hub is offered, already chosen
+    hub_ui.press("enter")  # hub
     hub_ui.wait_for(r"step 2/6: Which NIC is which\?")
     hub_ui.press("enter")
     hub_ui.wait_for(r"step 3/6")
@@ -88,7 +89,7 @@ def test_hub_and_edge_set_up_from_their_consoles_by_keystrokes(lab):
     edge_ui.wait_for(r"step 1/7: What is this router\?", 180, others=(hub_ui,))
     edge_ui.press("enter")  # edge
     edge_ui.wait_for(r"step 2/7: Which NIC is which\?", others=(hub_ui,))
-    edge_ui.press("enter")  # WAN eth0 (up to the isp), LAN eth1
+    edge_ui.press("enter")  # WAN eth0 (up to the isp), LAN eth1, the other of two ports
     edge_ui.wait_for(r"step 3/7", others=(hub_ui,))
     edge_ui.press("down", "enter", f"{topo.EDGE_WAN_VIA_ISP}/24", "enter", topo.ISP_UP,
                   "enter")

@@ -14,7 +14,8 @@ from keel.apply.rates import with_rates
 from keel.config.load import parse_config
 from keel.ui import settings_model
 from keel.ui import setup_model as m
-from tests.unit.ui.test_setup_model import BASE, KEY, NICS, SHIPPED
+from tests.fixtures.ports import TWO_PORTS as NICS
+from tests.unit.ui.test_setup_model import BASE, KEY, SHIPPED
 
 EXAMPLES = Path(keel.config.__file__).parent / "examples"
 EDGE = parse_config((EXAMPLES / "edge.toml").read_text()).config

@@ -11,9 +11,10 @@ import pytest
 import keel.config
 from keel.config.errors import ConfigError
 from keel.config.load import parse_config
-from keel.parse.ipaddr import Nic
+from keel.parse.nic_first_seen import FirstSeen
 from keel.ui import settings_model
 from keel.ui import setup_model as m
+from tests.fixtures.ports import PORTS, TWO_PORTS, VPS_PORT
 
 ROOT = Path(__file__).resolve().parents[3]
 SHIPPED = parse_config((ROOT / "overlay/etc/keel/keel.toml").read_text()).config
@@ -22,13 +23,12 @@ EDGE = parse_config((EXAMPLES / "edge.toml").read_text()).config
 HUB = parse_config((EXAMPLES / "hub.toml").read_text()).config
 BASE = settings_model.as_dict(SHIPPED)
 KEY = "HlOu1tgN6jIPCqo/B9y+b7TT1bltyagEMGZGjSZNPVI="
-NICS = [Nic("ens3", "52:54:00:12:34:01", "no carrier", ()),
-        Nic("ens4", "52:54:00:12:34:02", "up", ("192.0.2.10/24",), driver="virtio_net"),
-        Nic("ens5", "52:54:00:12:34:03", "up", (), driver="e1000e")]
+ENS3, ENS4, ENS5 = (f"mac:52:54:00:12:34:0{i}" for i in (1, 2, 3))
 
 
 def answers(**kw) -> m.Answers:
-    a = m.from_config(SHIPPED, NICS)
+    """The first boot's answers on PORTS, the LAN picked on ens3."""
+    a = m.pick_nic(m.from_config(SHIPPED, PORTS, first_boot=True), "lan", PORTS[0], PORTS)
     for name, value in kw.items():
         a = m.set_answer(a, name, value)
     return a
@@ -42,11 +42,11 @@ def test_the_shipped_default_gives_an_edge_with_the_defaults():
     a = answers()
     assert (a.role, a.wan_mode, a.tunnel, a.shaping) == ("edge", "dhcp", "none", "off")
     assert (a.lan_address, a.dhcp_start, a.dhcp_end) == m.LAN_DEFAULTS
-    # eth0 is not on this box: the WAN is the NIC DHCP gave an address to
-    assert (a.wan_interface, a.lan_interface) == ("ens4", "ens3")
-    assert m.check(a, BASE).count == 0
+    # eth0 is not on this box: the WAN is the first port with a link, named by its MAC
+    assert (a.wan_interface, a.lan_interface) == (ENS4, ENS3)
+    assert m.check(a, BASE, PORTS).count == 0
     cfg = config_of(a)
-    assert cfg.wan.interface == "ens4" and cfg.lan.interface == "ens3"
+    assert cfg.wan.interface == ENS4 and cfg.lan.interface == ENS3
     assert not cfg.wireguard.enabled and cfg.wan.shaping.upload_kbit == 0
 
 
@@ -58,12 +58,55 @@ def test_steps_of_each_role():
 
 def test_picking_the_other_ones_nic_swaps_them():
     a = answers()
-    b = m.pick_nic(a, "wan", "ens3")
-    assert (b.wan_interface, b.lan_interface) == ("ens3", "ens4")
-    c = m.pick_nic(b, "lan", "ens5")
-    assert (c.wan_interface, c.lan_interface) == ("ens3", "ens5")
-    assert m.nic_use(c, "ens5") == "LAN" and m.nic_use(c, "ens4") == ""
-    assert m.pick_nic(answers(role="hub"), "lan", "ens3").lan_interface == ""
+    b = m.pick_nic(a, "wan", PORTS[0], PORTS)
+    assert (b.wan_interface, b.lan_interface) == (ENS3, ENS4)
+    c = m.pick_nic(b, "lan", PORTS[2], PORTS)
+    assert (c.wan_interface, c.lan_interface) == (ENS3, ENS5)
+    assert m.nic_use(c, PORTS[2], PORTS) == "LAN" and m.nic_use(c, PORTS[1], PORTS) == ""
+    assert m.pick_nic(answers(role="hub"), "lan", PORTS[0], PORTS).lan_interface == ""
+
+
+def test_the_lan_is_never_guessed_among_several_ports():
+    """On first boot the shipped default's eth1 is no one's choice: with
+    three ports the LAN waits for the user's pick, and the step says so."""
+    a = m.from_config(SHIPPED, PORTS, first_boot=True)
+    assert (a.role, a.wan_interface, a.lan_interface) == ("edge", ENS4, "")
+    assert m.check(a, BASE, PORTS).errors["lan_interface"] == [
+        "LAN: no port chosen: [l] on its row, or [g] to find it by its cable"]
+    assert m.step_problems("nics", a, m.check(a, BASE, PORTS))
+
+
+def test_a_two_port_machine_gets_the_other_port_as_its_lan_by_identity():
+    a = m.from_config(SHIPPED, TWO_PORTS, first_boot=True)
+    assert (a.wan_interface, a.lan_interface) == ("mac:52:54:00:4b:00:00",
+                                                  "mac:52:54:00:4b:00:01")
+    assert m.check(a, BASE, TWO_PORTS).count == 0
+    assert m.summary(a, TWO_PORTS)[1:5] == [
+        "WAN        mac:52:54:00:4b:00:00, eth0 today", "           by DHCP",
+        "LAN        mac:52:54:00:4b:00:01, eth1 today",
+        "           192.168.77.1/24, DHCP 192.168.77.100 .. 192.168.77.199"]
+
+
+def test_a_one_port_machine_is_offered_the_hub_and_an_edge_there_gets_no_lan():
+    a = m.from_config(SHIPPED, VPS_PORT, first_boot=True)
+    assert (a.role, a.wan_interface, a.lan_interface) == ("hub", "mac:fa:16:3e:00:00:07", "")
+    assert "lan" not in m.steps(a) and m.check(a, BASE, VPS_PORT).count == 0
+    assert config_of(a).lan is None
+    edge = m.default_nics(m.set_answer(a, "role", "edge"), VPS_PORT)
+    assert edge.lan_interface == ""  # never eth1 of the shipped default
+    line = m.check(edge, BASE, VPS_PORT).errors["lan_interface"][0]
+    assert line.startswith("LAN: an edge needs a second port for its LAN")
+
+
+def test_a_wizard_opened_again_keeps_the_users_own_lan_though_no_port():
+    """A bridge as the LAN (the user's config) stays; a name on no port
+    that the user did not write is refused."""
+    base = settings_model.with_value(BASE, "lan.interface", "br-lan")
+    config = parse_config(settings_model.proposed_text(base)).config
+    a = m.from_config(config, PORTS)
+    assert a.lan_interface == "br-lan" and m.kept_specs(config, False)[1] == "br-lan"
+    assert "lan_interface" not in m.check(a, base, PORTS, m.kept_specs(config, False)).errors
+    assert "lan_interface" in m.check(a, base, PORTS).errors
 
 
 def test_a_static_wan_asks_address_and_gateway_with_the_loaders_messages():
@@ -96,8 +139,11 @@ def test_lan_relations_are_the_loaders():
     a = answers(dhcp_start="192.168.78.100")
     assert m.check(a, BASE).errors == {
         "dhcp_start": ["lan.dhcp_start: not inside the LAN 192.168.77.0/24"]}
-    a = answers(lan_interface="ens4")
+    a = answers(lan_interface=ENS4)
     assert "lan_interface" in m.check(a, BASE).errors  # the same NIC as the WAN
+    a = answers(lan_interface="ens4")  # the same port by another name
+    assert m.check(a, BASE, PORTS).errors["lan_interface"][0].startswith(
+        "LAN: ens4 is the WAN")
 
 
 def test_a_peer_by_hand_on_an_edge():
@@ -198,7 +244,7 @@ def test_the_summary_says_what_will_be_set():
     lines = m.summary(answers(role="hub", tunnel="manual", peer_public_key=KEY))
     assert lines[0] == "role       hub" and any(line.startswith("peer       HlOu1tgN6j")
                                                 for line in lines)
-    assert all(len(line) <= 76 for line in m.summary(answers()))
+    assert all(len(line) <= 76 for line in m.summary(answers(), PORTS))
 
 
 def test_a_router_still_called_keel_is_named_after_its_role():
@@ -209,3 +255,12 @@ def test_a_router_still_called_keel_is_named_after_its_role():
     assert config_of(answers(role="hub")).system.hostname == "hub"
     named = settings_model.with_value(BASE, "system.hostname", "office")
     assert config_of(answers(role="hub"), named).system.hostname == "office"
+
+
+def test_the_wan_starts_where_keel_first_found_it():
+    seen = {"wan.interface": FirstSeen("eth0", ENS5, "eth0", "e1000e"),
+            "lan.interface": FirstSeen("eth1", ENS3, "eth1", "e1000")}
+    a = m.from_config(SHIPPED, PORTS, first_boot=True, first_seen=seen)
+    assert (a.wan_interface, a.lan_interface) == (ENS5, "")  # the shipped LAN: no one's choice
+    a = m.from_config(SHIPPED, PORTS, first_seen=seen)  # opened again: the user's own
+    assert (a.wan_interface, a.lan_interface) == (ENS5, ENS3)

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from keel.config.schema import Config
-from keel.parse.ipaddr import Nic
+from keel.parse.nic_first_seen import FirstSeen
+from keel.parse.nic_identity import Port
 from keel.ui import settings_model as model
+from keel.ui import setup_ports
 
 # --- the choices ------------------------------------------------------------------
 
@@ -229,43 +231,35 @@ def set_answer(a: Answers, name: str, value: str) -> Answers:
     return out
 
 
-# --- the NICs ---------------------------------------------------------------------
+# --- the ports (keel.ui.setup_ports decides) ------------------------------------------
 
-def default_nics(a: Answers, nics: Sequence[Nic]) -> Answers:
-    """WAN: the one named already if it is there, else the first with an
-    IPv4 address (DHCP got one), else the first; LAN: the first other one."""
-    names = [n.name for n in nics]
-    if not names:
-        return a
-    wan = a.wan_interface if a.wan_interface in names else next(
-        (n.name for n in nics if n.ipv4), names[0])
-    out = dataclasses.replace(a, wan_interface=wan)
-    if a.role == "edge":
-        others = [n for n in names if n != wan]
-        lan = a.lan_interface if a.lan_interface in others else (others[0] if others else "")
-        out.lan_interface = lan
-    return out
+def default_nics(a: Answers, ports: Sequence[Port], kept: Sequence[str] = ()) -> Answers:
+    """The WAN and the LAN on these ports, each named by what it is
+    (setup_ports.with_defaults)."""
+    wan, lan = setup_ports.with_defaults(a.wan_interface, a.lan_interface, a.role, ports, kept)
+    return dataclasses.replace(a, wan_interface=wan, lan_interface=lan)
 
 
-def pick_nic(a: Answers, which: str, name: str) -> Answers:
-    """This NIC as the WAN ("wan") or the LAN ("lan"); taking the other's
-    NIC swaps them."""
+def pick_nic(a: Answers, which: str, port: Port, ports: Sequence[Port]) -> Answers:
+    """This port as the WAN ("wan") or the LAN ("lan"); taking the other's
+    port swaps them. A hub has no LAN."""
     if which == "lan" and a.role != "edge":
         return a
-    mine, other = ("wan_interface", "lan_interface") if which == "wan" else \
-        ("lan_interface", "wan_interface")
-    out = dataclasses.replace(a, **{mine: name})
-    if getattr(a, other) == name:
-        setattr(out, other, getattr(a, mine))
-    return out
+    wan, lan = setup_ports.pick(a.wan_interface, a.lan_interface, which, port, ports)
+    return dataclasses.replace(a, wan_interface=wan, lan_interface=lan)
 
 
-def nic_use(a: Answers, name: str) -> str:
-    if name == a.wan_interface:
-        return "WAN"
-    if a.role == "edge" and name == a.lan_interface:
-        return "LAN"
-    return ""
+def nic_use(a: Answers, port: Port, ports: Sequence[Port]) -> str:
+    return setup_ports.use(a.wan_interface, a.lan_interface, a.role, port, ports)
+
+
+def kept_specs(config: Config, first_boot: bool) -> tuple[str, ...]:
+    """The WAN and LAN the config in force names, taken as the user's
+    choice though on no port here (a bridge as the LAN); none on first
+    boot: the shipped default's names are no one's choice."""
+    if first_boot:
+        return ()
+    return (config.wan.interface,) + ((config.lan.interface,) if config.lan else ())
 
 
 # --- the config -------------------------------------------------------------------
@@ -373,7 +367,10 @@ class Verdict:
         return sum(len(v) for v in self.errors.values()) + len(self.general)
 
 
-def check(a: Answers, base: dict[str, Any]) -> Verdict:
+def check(a: Answers, base: dict[str, Any], ports: Sequence[Port] | None = None,
+          kept: Sequence[str] = ()) -> Verdict:
+    """The loader's problems, and with `ports` (the ports found) what keeps
+    the port step from going on (setup_ports.problems)."""
     found, more = model.problems(build(a, base))
     owners = {x.path: x.name for x in ASKS if x.path and visible(x.name, a)}
     errors: dict[str, list[str]] = {}
@@ -388,6 +385,10 @@ def check(a: Answers, base: dict[str, Any]) -> Verdict:
         general.append(f"and {more} more problem{'' if more == 1 else 's'}")
     for name, line in pairing_problems(a).items():
         errors.setdefault(name, []).append(line)
+    if ports is not None:
+        for name, line in setup_ports.problems(a.wan_interface, a.lan_interface, a.role,
+                                               ports, kept).items():
+            errors[name] = [line]  # the loader's "empty" says less
     return Verdict(errors, general)
 
 
@@ -427,17 +428,24 @@ def proposed_text(a: Answers, base: dict[str, Any]) -> str:
 
 # --- from the config in force -----------------------------------------------------
 
-def from_config(config: Config, nics: Sequence[Nic] = ()) -> Answers:
+def from_config(config: Config, ports: Sequence[Port] | None = None,
+                first_boot: bool = False,
+                first_seen: Mapping[str, FirstSeen] | None = None) -> Answers:
     """The answers that make (about) this config: the wizard opened again
-    starts where the router is; the shipped default gives the defaults."""
+    starts where the router is; the shipped default gives the defaults. With
+    the ports found: the WAN and LAN on them (default_nics; on first boot
+    the shipped default's LAN is no one's choice), each where keel first
+    found it (`first_seen`, keel.system.nic_record), a one-port machine a hub."""
     wan, lan, wg = config.wan, config.lan, config.wireguard
     role = "edge" if lan is not None else "hub"
+    if ports is not None:
+        role = setup_ports.default_role(role, ports)
     peer = wg.peer[0] if wg.peer else None
     tunnel = "manual" if wg.enabled and peer is not None else "none"
     rates = wan.shaping.upload_kbit or wan.shaping.download_kbit
     a = Answers(
         role=role, wan_interface=wan.interface,
-        lan_interface=lan.interface if lan else "",
+        lan_interface=lan.interface if lan and role == "edge" and not first_boot else "",
         wan_mode=wan.mode, wan_address=wan.address or "", wan_gateway=wan.gateway or "",
         lan_address=lan.address if lan else LAN_DEFAULTS[0],
         dhcp_start=(lan.dhcp_start or "") if lan else LAN_DEFAULTS[1],
@@ -451,19 +459,27 @@ def from_config(config: Config, nics: Sequence[Nic] = ()) -> Answers:
         shaping="manual" if rates else "selftest" if tunnel != "none" else "off",
         upload_kbit=str(wan.shaping.upload_kbit) if rates else "",
         download_kbit=str(wan.shaping.download_kbit) if rates else "")
-    return default_nics(a, nics)
+    if ports is None:
+        return a
+    seen = first_seen or {}
+    a.wan_interface = setup_ports.first_found(a.wan_interface, "wan.interface", seen, ports)
+    a.lan_interface = setup_ports.first_found(a.lan_interface, "lan.interface", seen, ports)
+    return default_nics(a, ports, kept_specs(config, first_boot))
 
 
 # --- the last step's summary --------------------------------------------------------
 
-def summary(a: Answers) -> list[str]:
-    lines = [f"role       {a.role}"]
-    wan = f"{a.wan_interface or '?'} by DHCP" if a.wan_mode == "dhcp" else \
-        f"{a.wan_interface or '?'} static {a.wan_address or '?'} via {a.wan_gateway or '?'}"
-    lines.append(f"WAN        {wan}")
+def summary(a: Answers, ports: Sequence[Port] = ()) -> list[str]:
+    """The review's lines: each port as the config names it, and the
+    kernel name it is today."""
+    lines = [f"role       {a.role}",
+             f"WAN        {setup_ports.today(a.wan_interface, ports)}",
+             "           by DHCP" if a.wan_mode == "dhcp" else
+             f"           static {a.wan_address or '?'} via {a.wan_gateway or '?'}"]
     if a.role == "edge":
-        lines.append(f"LAN        {a.lan_interface or '?'} {a.lan_address}, DHCP "
-                     f"{a.dhcp_start or '-'} .. {a.dhcp_end or '-'}")
+        lines.append(f"LAN        {setup_ports.today(a.lan_interface, ports)}")
+        lines.append(f"           {a.lan_address}, DHCP {a.dhcp_start or '-'} .. "
+                     f"{a.dhcp_end or '-'}")
     if a.role == "hub" or a.tunnel == "manual":
         port = f", port {a.listen_port}" if a.role == "hub" else ""
         lines.append(f"tunnel     {a.tunnel_address}{port}")

@@ -1,15 +1,20 @@
 """The first-boot setup wizard (keel.ui.setup_model renders here): the
-role, the NICs, the WAN, the LAN, the tunnel, shaping; each value checked as
+role, the ports, the WAN, the LAN, the tunnel, shaping; each value checked as
 it is typed by the loader itself; then the review (diff + `keel apply
 --dry-run`) and apply with confirm the settings share (keel.ui.dialogs). Once kept: pairing
 (keel pair) when chosen, then the throughput self-test when chosen.
+
+The port step lists keel.system.nic_ports.read_ports() and reads it again
+every POLL_S while shown (links and ports change under it); [f] and [g]
+find the WAN's and the LAN's port by its cable (keel.ui.screens.cable).
+The ports are chosen by what they are (keel.ui.setup_ports).
 
 Keys only, 80x24, ASCII: [enter] takes a choice or a value and goes on,
 [tab] moves between fields, [esc] goes back a step."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -27,23 +32,26 @@ from keel.apply.rates import CONFIRM_SECONDS
 from keel.config.dump import to_toml
 from keel.config.errors import ConfigError
 from keel.config.schema import Config
-from keel.parse.ipaddr import Nic
+from keel.parse.nic_first_seen import FirstSeen
+from keel.parse.nic_identity import Port
 from keel.state.revisions import RevisionStore
-from keel.ui import settings_model
+from keel.ui import settings_model, setup_ports
 from keel.ui import setup_model as model
 from keel.ui.config_actions import ConfigActions
 from keel.ui.dialogs import KEPT, ConfirmScreen, MessageScreen, review_and_apply
-from keel.ui.fmt import cut
 from keel.ui.pair_hook import PairAfterSetup, pair_after_setup
+from keel.ui.screens.cable import CableScreen
 from keel.ui.screens.pairing import PairingScreen
 from keel.ui.screens.selftest import start_selftest
 from keel.ui.widgets.footer import Footer
+from keel.ui.widgets.nic_table import NicTable
 
-ReadNics = Callable[[], Sequence[Nic]]
+ReadPorts = Callable[[], Sequence[Port]]
+POLL_S = 1.0  # the port step reads the ports' links this often
 
 
-def read_nics() -> list[Nic]:
-    from keel.system.nics import read_nics as read
+def read_ports() -> list[Port]:
+    from keel.system.nic_ports import read_ports as read
 
     return read()
 
@@ -100,28 +108,6 @@ class ChoiceSet(RadioSet):
         self.post_message(self.Taken(self, self.keys[index]))
 
 
-class NicTable(DataTable):
-    """The NICs; [w] makes the one under the cursor the WAN, [l] the LAN."""
-
-    BINDINGS: ClassVar[list[Binding]] = [
-        Binding("w", "pick('wan')", "WAN", show=False),
-        Binding("l", "pick('lan')", "LAN", show=False)]
-
-    class Picked(Message):
-        def __init__(self, which: str, name: str) -> None:
-            super().__init__()
-            self.which, self.name = which, name
-
-    def action_pick(self, which: str) -> None:
-        if self.row_count:
-            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
-            self.post_message(self.Picked(which, str(key)))
-
-
-NIC_COLUMNS = (("use", 4), ("name", 10), ("MAC", 18), ("driver", 11), ("link", 11),
-               ("addresses", 24))
-
-
 # --- the wizard -----------------------------------------------------------------------
 
 class SetupScreen(Screen[None]):
@@ -157,27 +143,32 @@ class SetupScreen(Screen[None]):
     SetupScreen #setup-problems.shown { display: block; }
     """
     KEYS = "[enter] next  [tab] next field  [esc] back"
-    NIC_KEYS = "[w] WAN  [l] LAN (the row under the cursor)  [enter] next  [esc] back"
+    NIC_KEYS = "[w]/[l] WAN/LAN here  [f]/[g] find WAN/LAN by cable  [enter] next  [esc] back"
     LAST_KEYS = "[enter] review the change and apply it  [esc] back"
 
-    def __init__(self, config: Config, nics: Sequence[Nic] | None = None,
-                 read: ReadNics | None = None, actions: ConfigActions | None = None,
+    def __init__(self, config: Config, ports: Sequence[Port] | None = None,
+                 read: ReadPorts | None = None, actions: ConfigActions | None = None,
                  revisions: RevisionStore | None = None,
                  pair: PairAfterSetup | None = None, first_boot: bool = False,
-                 confirm_s: float = CONFIRM_SECONDS, **kwargs: Any) -> None:
+                 confirm_s: float = CONFIRM_SECONDS, poll_s: float = POLL_S,
+                 cable: Callable[[str, ReadPorts], CableScreen] | None = None,
+                 first_seen: Mapping[str, FirstSeen] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.config = config
         self.base_text = to_toml(config)
         self.base = settings_model.as_dict(config)
-        self.read = read or read_nics
-        self.nics: list[Nic] = list(nics) if nics is not None else []
-        self.nics_read = nics is not None
+        self.read = read or read_ports
+        self.poll_s = poll_s
+        self.cable = cable or (lambda role, read: CableScreen(role, read, id="cable-screen"))
+        self.ports: list[Port] = list(ports) if ports is not None else []
+        self.ports_read = ports is not None
         self.actions = actions or ConfigActions()
         self.revisions = revisions if revisions is not None else RevisionStore()
         self.pair = pair or pair_after_setup
         self.first_boot, self.confirm_s = first_boot, confirm_s
-        self.answers = model.from_config(config, self.nics)
-        self.verdict = model.check(self.answers, self.base)
+        self.kept = model.kept_specs(config, first_boot)
+        self.answers = model.from_config(config, ports, first_boot, first_seen)
+        self.verdict = model.check(self.answers, self.base, self.known_ports, self.kept)
         self.step = "role"
         self.nic_error = ""
         self.blocked = False  # the footer says what keeps the step from going on
@@ -192,24 +183,49 @@ class SetupScreen(Screen[None]):
         yield Footer(self.KEYS, id="footer")
 
     async def on_mount(self) -> None:
-        if not self.nics_read:
-            self._read_nics()
+        if not self.ports_read:
+            self._read_ports()
+        self.set_interval(self.poll_s, self._poll)
         await self.show_step("role")
 
-    @work(thread=True, exclusive=True, group="setup-nics", exit_on_error=False)
-    def _read_nics(self) -> None:
-        try:
-            nics, error = list(self.read()), ""
-        except OSError as err:
-            nics, error = [], f"cannot list the NICs: {err}"
-        self.app.call_from_thread(self._nics_read, nics, error)
+    def _poll(self) -> None:
+        """The port step follows the links (and ports plugged in or out)."""
+        if self.step == "nics" and self.app.screen is self:
+            self._read_ports()
 
-    async def _nics_read(self, nics: list[Nic], error: str) -> None:
-        self.nics, self.nics_read, self.nic_error = nics, True, error
-        self.answers = model.default_nics(self.answers, nics)
+    @work(thread=True, exclusive=True, group="setup-ports", exit_on_error=False)
+    def _read_ports(self) -> None:
+        try:
+            ports, error = list(self.read()), ""
+        except OSError as err:
+            ports, error = [], f"cannot list the ports: {err}"
+        self.app.call_from_thread(self._ports_read, ports, error)
+
+    async def _ports_read(self, ports: list[Port], error: str) -> None:
+        first = not self.ports_read
+        names = [p.name for p in self.ports]
+        self.ports, self.ports_read, self.nic_error = ports, True, error
+        if first:
+            self.answers = model.default_nics(self.answers, ports, self.kept)
         self.recheck()
-        if self.is_attached and self.step == "nics":
+        if not self.is_attached or self.step != "nics":
+            return
+        table = self.query_one(NicTable)
+        if first or [p.name for p in ports] != names:  # a port plugged in or out
+            at = table.under_cursor
             await self.show_step("nics")
+            if at is not None:
+                self.query_one(NicTable).move_to(at)
+            return
+        for port in ports:
+            table.update_cell(port.name, "link", port.link)
+            table.update_cell(port.name, "use", model.nic_use(self.answers, port, ports))
+        self.query_one("#nic-doc", Static).update(Text(self._nic_doc()))
+
+    @property
+    def known_ports(self) -> list[Port] | None:
+        """The ports, once read (None before: nothing to judge the picks by)."""
+        return self.ports if self.ports_read else None
 
     @property
     def steps(self) -> list[str]:
@@ -245,9 +261,13 @@ class SetupScreen(Screen[None]):
         a = self.answers
         out: list[Widget] = []
         if step == "nics":
-            out.append(Static(Text(self._nic_doc()), classes="step-doc"))
+            out.append(Static(Text(self._nic_doc()), classes="step-doc", id="nic-doc"))
+        note = setup_ports.role_note(self.ports) if self.ports_read else ""
+        if step == "role" and note:
+            out.append(Static(Text(note), classes="step-doc", id="role-note"))
         if step == "done":
-            out.append(Static(Text("\n".join(model.summary(a))), id="setup-summary"))
+            out.append(Static(Text("\n".join(model.summary(a, self.ports))),
+                              id="setup-summary"))
             if a.role == "hub":
                 out.append(Static(Text(model.HUB_NOTE), classes="step-doc"))
             out.append(Static(Text("[enter] shows the diff and what will change on the "
@@ -266,12 +286,15 @@ class SetupScreen(Screen[None]):
         return out
 
     def _nic_doc(self) -> str:
-        if not self.nics_read:
-            return "reading the NICs (ip addr) ..."
-        if self.nic_error or not self.nics:
-            return (self.nic_error or "no NIC found") + ": the names stay as in the config"
-        want = "the WAN and the LAN" if self.answers.role == "edge" else "the WAN"
-        return f"pick {want}: the WAN is the NIC towards the internet"
+        if not self.ports_read:
+            return "reading the ports ..."
+        if self.nic_error or not self.ports:
+            return (self.nic_error or "no port found") + ": the list follows what is plugged in"
+        if self.answers.role != "edge":
+            return ("a hub uses one port, its WAN (towards the internet); the config names it "
+                    "by what it is (its MAC), not by its name")
+        return ("pick the WAN (towards the internet) and the LAN; the config names each by "
+                "what it is (its MAC), not by its name")
 
     def _ask(self, ask: model.Ask) -> Widget:
         a = self.answers
@@ -297,19 +320,10 @@ class SetupScreen(Screen[None]):
         return Vertical(*parts, classes="ask", id=f"q-{ask.name}")
 
     def _nic_table(self) -> NicTable:
-        table = NicTable(id="a-wan_interface", cursor_type="row", zebra_stripes=False,
-                         cell_padding=0)
-        for label, width in NIC_COLUMNS:
-            table.add_column(label, width=width, key=label)
         a = self.answers
-        for nic in self.nics:
-            table.add_row(model.nic_use(a, nic.name), cut(nic.name, 9), nic.mac,
-                          cut(nic.driver or "-", 10), nic.state,
-                          cut(", ".join(nic.addresses) or "-", 24), key=nic.name)
-        names = [n.name for n in self.nics]
-        if a.wan_interface in names:
-            table.move_cursor(row=names.index(a.wan_interface))
-        return table
+        on_wan = setup_ports.port_named(a.wan_interface, self.ports)
+        return NicTable(self.ports, lambda port: model.nic_use(a, port, self.ports),
+                        on_wan.name if on_wan is not None else None, id="a-wan_interface")
 
     # answers
     def _set(self, name: str, value: str) -> bool:
@@ -318,6 +332,8 @@ class SetupScreen(Screen[None]):
         choices_before = {x.name: model.choices(x.name, self.answers)
                           for x in model.asks(self.step, self.answers) if x.kind == "choice"}
         self.answers = model.set_answer(self.answers, name, value)
+        if name == "role":  # an edge's LAN, where there is no choice to make
+            self.answers = model.default_nics(self.answers, self.ports, self.kept)
         after = model.asks(self.step, self.answers)
         redraw = [x.name for x in after] != before or any(
             model.choices(x.name, self.answers) != choices_before.get(x.name)
@@ -346,14 +362,36 @@ class SetupScreen(Screen[None]):
         await self.next_from(name)
 
     async def on_nic_table_picked(self, event: NicTable.Picked) -> None:
-        if event.which == "lan" and self.answers.role != "edge":
-            self.say("a hub has one NIC: no LAN")
-            return
-        self.answers = model.pick_nic(self.answers, event.which, event.name)
+        self.take_port(event.which, event.name)
+
+    def take_port(self, which: str, name: str) -> bool:
+        """The port `name` as the WAN or the LAN; whether it was taken."""
+        if which == "lan" and self.answers.role != "edge":
+            self.say("a hub uses one port, its WAN: no LAN")
+            return False
+        port = next((p for p in self.ports if p.name == name), None)
+        if port is None:
+            self.say(f"{name} is gone")
+            return False
+        self.answers = model.pick_nic(self.answers, which, port, self.ports)
         self.recheck()
         table = self.query_one(NicTable)
-        for nic in self.nics:
-            table.update_cell(nic.name, "use", model.nic_use(self.answers, nic.name))
+        for p in self.ports:
+            table.update_cell(p.name, "use", model.nic_use(self.answers, p, self.ports))
+        return True
+
+    def on_nic_table_find(self, event: NicTable.Find) -> None:
+        if event.which == "lan" and self.answers.role != "edge":
+            self.say("a hub uses one port, its WAN: no LAN")
+            return
+        role = event.which.upper()
+
+        def found(name: str | None) -> None:
+            if name is not None and self.take_port(event.which, name):
+                self.say(f"the {role} cable is in {name}: {name} is the {role}")
+                self.query_one(NicTable).move_to(name)
+
+        self.app.push_screen(self.cable(role, self.read), found)
 
     async def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         await self.next_step()
@@ -363,7 +401,7 @@ class SetupScreen(Screen[None]):
 
     # checking
     def recheck(self) -> None:
-        self.verdict = model.check(self.answers, self.base)
+        self.verdict = model.check(self.answers, self.base, self.known_ports, self.kept)
         if not self.is_attached:
             return
         for ask in model.asks(self.step, self.answers):
@@ -482,4 +520,11 @@ def setup_screen(first_boot: bool = False, **kwargs: Any) -> Screen:
         return MessageScreen(f"{source} is invalid; fix it in the file first:\n{err}")
     except OSError as err:
         return MessageScreen(f"cannot read {source}: {err.strerror or err}")
-    return SetupScreen(config, first_boot=first_boot, id="setup-screen", **kwargs)
+    from keel.system.nic_record import read_first_seen
+
+    try:  # read here (sysfs: quick): the role step offers a one-port machine the hub
+        ports: list[Port] | None = read_ports()
+    except OSError:
+        ports = None  # read again once shown, saying why not
+    return SetupScreen(config, ports, first_boot=first_boot, first_seen=read_first_seen(),
+                       id="setup-screen", **kwargs)
