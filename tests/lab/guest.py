@@ -48,12 +48,41 @@ class StampedLog:
         self.f.flush()
 
 
+# the QEMU device models a lab guest's disk hangs on (the lab's own: virtio)
+DISK_BUSES = ("virtio", "scsi", "nvme", "ahci", "ide", "usb")
+# what its screen is: none (the serial console only), QEMU's standard VGA, or
+# virtio-vga (a KMS driver takes the screen from the firmware's framebuffer)
+DISPLAYS = ("none", "std", "virtio")
+# the NIC models a lab link may use, as QEMU names them
+NIC_MODELS = ("virtio-net-pci", "e1000", "e1000e", "igb", "rtl8139", "vmxnet3")
+
+
 @dataclass(frozen=True)
 class Nic:
     link: str
     mac: str
     local: Path  # our unix datagram socket
     remote: Path  # the other end's
+    model: str = "virtio-net-pci"
+
+
+def disk_args(bus: str, overlay: Path) -> list[str]:
+    """QEMU arguments for the boot disk on `bus` (one of DISK_BUSES)."""
+    if bus == "virtio":
+        return ["-drive", f"file={overlay},if=virtio,format=qcow2"]
+    drive = ["-drive", f"file={overlay},if=none,id=boot,format=qcow2"]
+    devices = {
+        "scsi": ["-device", "virtio-scsi-pci,id=scsi0",
+                 "-device", "scsi-hd,drive=boot,bus=scsi0.0,bootindex=0"],
+        "nvme": ["-device", "nvme,drive=boot,serial=keel-boot,bootindex=0"],
+        "ahci": ["-device", "ide-hd,drive=boot,bus=ide.0,bootindex=0"],  # q35's own AHCI
+        "ide": ["-device", "ide-hd,drive=boot,bus=ide.0,bootindex=0"],  # (the PC's PIIX)
+        "usb": ["-device", "qemu-xhci,id=xhci",
+                "-device", "usb-storage,drive=boot,bus=xhci.0,bootindex=0"],
+    }
+    if bus not in devices:
+        raise LabError(f"disk bus {bus!r}: not one of {', '.join(DISK_BUSES)}")
+    return drive + devices[bus]
 
 
 class Guest:
@@ -61,9 +90,14 @@ class Guest:
                  memory: int = 512, smp: int = 2, disk_size: str | None = None,
                  image: Path | None = None, accel: accel_mod.Accel | None = None,
                  tty1_ui: bool = False, drives: tuple[Path, ...] = (),
-                 qmp: Path | None = None, boots: bool = False) -> None:
+                 qmp: Path | None = None, boots: bool = False, disk_bus: str = "virtio",
+                 display: str = "none") -> None:
         if firmware not in ("bios", "uefi"):
             raise LabError(f"{name}: firmware must be 'bios' or 'uefi', not {firmware!r}")
+        if disk_bus not in DISK_BUSES or display not in DISPLAYS:
+            raise LabError(f"{name}: disk bus {disk_bus!r} (one of {DISK_BUSES}) or display "
+                           f"{display!r} (one of {DISPLAYS}) unknown")
+        self.disk_bus, self.display = disk_bus, display
         self.name = name
         self.workdir = workdir
         self.firmware = firmware
@@ -98,7 +132,9 @@ class Guest:
 
     # --- lifecycle --------------------------------------------------------
     def qemu_argv(self) -> list[str]:
-        argv = [accel_mod.QEMU, *self.accel.qemu_args(), "-machine", "q35",
+        # an IDE disk hangs on the PIIX of QEMU's older PC (i440FX); every other on q35
+        machine = "pc" if self.disk_bus == "ide" else "q35"
+        argv = [accel_mod.QEMU, *self.accel.qemu_args(), "-machine", machine,
                 "-smp", str(self.smp), "-m", str(self.memory),
                 "-nodefaults", "-no-user-config", "-display", "none",
                 "-chardev", "stdio,id=con0,signal=off", "-serial", "chardev:con0",
@@ -108,7 +144,9 @@ class Guest:
                 "-device", "vmgenid",
                 # a watchdog, as Proxmox and libvirt VPSes offer (reset on expiry)
                 "-device", "i6300esb", "-action", "watchdog=reset",
-                "-drive", f"file={self.overlay},if=virtio,format=qcow2"]
+                *disk_args(self.disk_bus, self.overlay)]
+        if self.display != "none":
+            argv += ["-device", {"std": "VGA", "virtio": "virtio-vga"}[self.display]]
         if self.qmp is not None:
             argv += ["-qmp", f"unix:{self.qmp},server=on,wait=off"]
         for drive in self.drives:
@@ -118,7 +156,7 @@ class Guest:
         for i, nic in enumerate(self.nics):
             argv += ["-netdev", (f"dgram,id=n{i},local.type=unix,local.path={nic.local},"
                                  f"remote.type=unix,remote.path={nic.remote}"),
-                     "-device", f"virtio-net-pci,netdev=n{i},mac={nic.mac}"]
+                     "-device", f"{nic.model},netdev=n{i},mac={nic.mac}"]
         return argv
 
     def start(self, fresh: bool = True) -> None:

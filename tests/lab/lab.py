@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tests.lab import accel as accel_mod
 from tests.lab import saved as saved_mod
-from tests.lab.guest import BOOT_TIMEOUT, Guest, Nic
+from tests.lab.guest import BOOT_TIMEOUT, NIC_MODELS, Guest, Nic
 from tests.lab.paths import LabError
 
 # every lab started in this process: (its work directory's name, its guests,
@@ -47,8 +47,12 @@ class Lab:
         self.guests[name] = guest
         return guest
 
-    def link(self, name: str, a: Guest, b: Guest | None = None) -> None:
-        """Wire `a` and `b` with a point-to-point link (b=None: a NIC with no peer)."""
+    def link(self, name: str, a: Guest, b: Guest | None = None,
+             models: tuple[str, str] = ("virtio-net-pci", "virtio-net-pci")) -> None:
+        """Wire `a` and `b` with a point-to-point link (b=None: a NIC with no
+        peer); `models`: the QEMU NIC model at each end (guest.NIC_MODELS)."""
+        if not set(models) <= set(NIC_MODELS):
+            raise LabError(f"link {name!r}: NIC models {models} not among {NIC_MODELS}")
         if name in self.links:
             raise LabError(f"link {name!r} defined twice")
         self.links[name] = (a.name, b.name if b else None)
@@ -57,7 +61,8 @@ class Lab:
         for i, guest in enumerate(ends):
             gi = list(self.guests).index(guest.name)
             mac = f"52:54:00:4b:{gi:02x}:{len(guest.nics):02x}"
-            guest.nics.append(Nic(link=name, mac=mac, local=socks[i], remote=socks[1 - i]))
+            guest.nics.append(Nic(link=name, mac=mac, local=socks[i], remote=socks[1 - i],
+                                  model=models[i]))
 
     def start(self, timeout: float = BOOT_TIMEOUT) -> None:
         """Start every guest: restored from its kind's saved state

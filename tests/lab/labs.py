@@ -45,16 +45,23 @@ class Machine:
     tty1_ui: bool = False
     boots: bool = False
     disk: str | None = None
+    disk_bus: str = "virtio"  # tests/lab/guest.py: DISK_BUSES
+    display: str = "none"  # DISPLAYS
+
+
+VIRTIO_NET = "virtio-net-pci"
 
 
 @dataclass(frozen=True)
 class Wire:
     """A point-to-point link between guests `a` and `b` (b None: a NIC with
-    no peer). Its name is the guests' name for the NIC (Guest.ifname)."""
+    no peer). Its name is the guests' name for the NIC (Guest.ifname);
+    `models`: the QEMU NIC model at each end."""
 
     name: str
     a: str
     b: str | None = None
+    models: tuple[str, str] = (VIRTIO_NET, VIRTIO_NET)
 
 
 @dataclass(frozen=True)
@@ -110,9 +117,10 @@ class Topology:
             guests[m.name] = lab.guest(
                 m.name, smp=m.smp, memory=m.memory, firmware=m.firmware,
                 disk_size=m.disk_size, tty1_ui=m.tty1_ui, boots=m.boots,
-                drives=(disks[m.disk],) if m.disk else ())
+                drives=(disks[m.disk],) if m.disk else (), disk_bus=m.disk_bus,
+                display=m.display)
         for w in self.wires:
-            lab.link(w.name, guests[w.a], guests[w.b] if w.b else None)
+            lab.link(w.name, guests[w.a], guests[w.b] if w.b else None, models=w.models)
         return guests
 
     def build(self, make_lab: MakeLab, disks: Mapping[str, Path] | None = None) -> Any:
@@ -242,8 +250,29 @@ RESTORE = Topology(
     wires=(Wire("w1", "booted", "one"), Wire("w2", "two")),
     about="one guest booted, two restored from the saved state of its kind")
 
+# the machines people flash keel onto, as QEMU can make them: each guest boots
+# from another disk bus, with another screen, its NICs of other models in an
+# order unlike their drivers' (e1000e before vmxnet3 and igb before rtl8139
+# on the bus; the kernel's ethN come in driver order). The ports' wires: each
+# guest's first NIC (its WAN) and second (its LAN) reach another guest.
+HARDWARE = Topology(
+    "hardware", lane="main", shared=False,
+    machines=(Machine("nvme", firmware="uefi", disk_bus="nvme", display="virtio", tty1_ui=True),
+              Machine("ahci", disk_bus="ahci", display="std", tty1_ui=True),
+              Machine("scsi", disk_bus="scsi"),
+              Machine("ide", disk_bus="ide"),
+              Machine("usb", disk_bus="usb")),
+    wires=(Wire("wan1", "nvme", "ahci", ("e1000e", "igb")),
+           Wire("lan1", "nvme", "ahci", ("vmxnet3", "rtl8139")),
+           Wire("x1", "ahci", "scsi", ("e1000", VIRTIO_NET)),
+           Wire("x2", "scsi", "ide", ("e1000", "rtl8139")),
+           Wire("x3", "ide", "usb", ("e1000e", "vmxnet3")),
+           Wire("x4", "usb", "nvme", ("igb", "e1000"))),
+    about="one guest per disk bus (NVMe, AHCI, virtio-scsi, IDE, USB), screens of three "
+          "kinds, NICs of six models: the boot, /data, the ports by identity, the UI on tty1")
+
 TOPOLOGIES: dict[str, Topology] = {t.name: t for t in (IMAGE, ROUTER, BLOATED, TUNNEL, PAIRING,
-                                                         UPGRADE, RESTORE)}
+                                                         UPGRADE, RESTORE, HARDWARE)}
 
 
 def named(name: str) -> Topology:

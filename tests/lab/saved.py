@@ -100,7 +100,9 @@ def kind_of(guest: Guest, even_booting: bool = False) -> Kind | None:
     """The kind `guest` restores from, or None if it must boot. `even_booting`:
     a guest that asked to boot is restored too (to compare the two)."""
     if ((guest.boots and not even_booting) or guest.firmware != "bios" or guest.disk_size
-            or guest.tty1_ui or guest.qmp is None or guest.image != dev_image()):
+            or guest.tty1_ui or guest.qmp is None or guest.disk_bus != "virtio"
+            or guest.display != "none" or any(n.model != "virtio-net-pci" for n in guest.nics)
+            or guest.image != dev_image()):
         return None
     return Kind(guest.smp, guest.memory, len(guest.nics), guest.drives)
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.lab.accel import Accel
-from tests.lab.guest import Guest
+from tests.lab.accel import QEMU, Accel
+from tests.lab.guest import NIC_MODELS, Guest
 from tests.lab.lab import Lab
 from tests.lab.paths import EmulatorCrash, LabError
 
@@ -55,6 +55,32 @@ def test_no_guest_gets_a_user_mode_network(tmp_path):
             assert not any(n.startswith(("user", "socket", "tap")) for n in netdevs(argv))
     finally:
         lab.close()
+
+
+def test_the_hardware_lab_asks_qemu_for_each_disk_bus_screen_and_nic_model(tmp_path,
+                                                                          monkeypatch):
+    """The hardware matrix's command lines (tests/lab/labs.py: HARDWARE), each
+    one checked against the QEMU that runs them: every device it names exists."""
+    from tests.lab import guest, labs
+
+    monkeypatch.setattr(guest, "dev_image", lambda: tmp_path / "image.qcow2")
+    lab = Lab(tmp_path, accel=TCG)
+    guests = labs.HARDWARE.define(lab)
+    argvs = {name: g.qemu_argv() for name, g in guests.items()}
+    assert "nvme,drive=boot,serial=keel-boot,bootindex=0" in argvs["nvme"]
+    assert "virtio-vga" in argvs["nvme"] and "VGA" in argvs["ahci"]
+    assert argvs["ide"][argvs["ide"].index("-machine") + 1] == "pc"
+    assert "usb-storage,drive=boot,bus=xhci.0,bootindex=0" in argvs["usb"]
+    devices = {arg.split(",")[0] for argv in argvs.values()
+               for i, arg in enumerate(argv) if i and argv[i - 1] == "-device"}
+    assert set(NIC_MODELS) <= devices
+    known = subprocess.run([QEMU, "-device", "help"], capture_output=True, text=True,
+                           check=True).stdout
+    assert [d for d in sorted(devices) if f'name "{d}"' not in known] == []
+    with pytest.raises(LabError, match="disk bus 'sata'"):
+        Guest("x", tmp_path, disk_bus="sata", image=tmp_path / "i.qcow2", accel=TCG)
+    with pytest.raises(LabError, match="NIC models"):
+        lab.link("bad", guests["usb"], guests["ide"], models=("ne2k_pci", "e1000"))
 
 
 def test_macs_are_unique_across_the_lab(tmp_path):

@@ -13,6 +13,8 @@
 # The IPv6 internet side's servers (Kea's DHCPv6, radvd) and dhcpcd are for
 # tests/unit/test_dhcpv6_pd_netns.py, in network namespaces: Kea's service
 # is not left running on this machine after it is installed here.
+# tesseract reads the lab's screens back as text (QEMU's screendump of a
+# guest's VGA: tests/lab/screen_text.py), where the serial line cannot show them.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/../../.." && pwd)
 KERNEL_SERIES=$(sed -n 's/^BR2_LINUX_KERNEL_CUSTOM_VERSION_VALUE="\([0-9]*\.[0-9]*\).*"$/\1/p' \
@@ -22,11 +24,11 @@ KERNEL_SERIES=$(sed -n 's/^BR2_LINUX_KERNEL_CUSTOM_VERSION_VALUE="\([0-9]*\.[0-9
 PACKAGES="ovmf mmdebstrap genimage grub-pc-bin grub-efi-amd64-bin grub-common mtools
 	linux-source-$KERNEL_SERIES make gcc libc6-dev flex bison
 	dosfstools e2fsprogs squashfs-tools cpio xz-utils gzip shellcheck tmux python3-pip rauc openssl
-	kea-dhcp6-server radvd iputils-ping dnsmasq-base nftables"
+	kea-dhcp6-server radvd iputils-ping dnsmasq-base nftables tesseract-ocr"
 # a command each package gives (to tell what is missing without dpkg's view)
 TOOLS="qemu-system-x86_64 qemu-img mmdebstrap genimage grub-mkimage mcopy mkfs.vfat
 	mkfs.ext4 mksquashfs cpio xz gzip shellcheck tmux ruff rauc openssl
-	kea-dhcp6 radvd ping nsenter setsid dnsmasq nft make gcc flex bison"
+	kea-dhcp6 radvd ping nsenter setsid dnsmasq nft make gcc flex bison tesseract"
 
 missing_tools() {
 	for tool in $TOOLS; do command -v "$tool" >/dev/null || echo "$tool"; done
