@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -304,3 +305,17 @@ class Guest:
         if not name:
             raise LabError(f"{self.name}: no interface on link {link!r}")
         return name
+
+
+def log_in_all(guests: list[Guest], timeout: float) -> None:
+    """Log in to every guest of `guests`, started side by side (each boot
+    allowed for sharing the host's two cores with the others). Each guest
+    has a thread of its own: logged in one after another, a guest's console
+    went unread while the others were waited for, its pty filled and its
+    serial line stalled its boot (of 5 guests, the last printed nothing in 6
+    minutes). The first failure is raised once all have ended."""
+    share = max(1.0, len(guests) / 2)
+    with ThreadPoolExecutor(max_workers=max(1, len(guests))) as pool:
+        logins = [pool.submit(g.wait_for_login, timeout * share) for g in guests]
+        for login in logins:
+            login.result()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tests.lab import accel as accel_mod
 from tests.lab import saved as saved_mod
-from tests.lab.guest import BOOT_TIMEOUT, NIC_MODELS, Guest, Nic
+from tests.lab.guest import BOOT_TIMEOUT, NIC_MODELS, Guest, Nic, log_in_all
 from tests.lab.paths import LabError
 
 # every lab started in this process: (its work directory's name, its guests,
@@ -77,10 +77,7 @@ class Lab:
                                  timeout)
         restored = saved_mod.restore([(g, states[kinds[name]]) for name, g in self.guests.items()
                                       if kinds[name] is not None], timeout)
-        # they boot side by side: allow for sharing the host's cores
-        share = max(1.0, len(booting) / 2)
-        for guest in booting:
-            guest.wait_for_login(timeout * share)
+        log_in_all(booting, timeout)
         BOOTS.append((self.workdir.name,
                       tuple(n + (" (restored)" if n in restored else "") for n in self.guests),
                       time.monotonic() - began))

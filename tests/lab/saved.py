@@ -47,7 +47,7 @@ from functools import cache
 from pathlib import Path
 
 from tests.lab import accel as accel_mod
-from tests.lab.guest import BOOT_TIMEOUT, Guest, Nic
+from tests.lab.guest import BOOT_TIMEOUT, Guest, Nic, log_in_all
 from tests.lab.paths import OUT, LabError, dev_image
 from tests.lab.qmp import Qmp
 
@@ -193,9 +193,8 @@ def _save(missing: list[Saved], accel: accel_mod.Accel, timeout: float) -> None:
             guests.append((s, _template(s.kind, work, sock, accel)))
         for _, guest in guests:
             guest.start()
+        log_in_all([g for _, g in guests], timeout)
         share = max(1.0, len(guests) / 2)
-        for _, guest in guests:
-            guest.wait_for_login(timeout * share)
         for s, guest in guests:
             guest.until(f"test -e {APPLIED}", timeout * share, every=1)
             guest.check("sync")
