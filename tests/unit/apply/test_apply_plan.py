@@ -273,3 +273,36 @@ def test_adaptive_cake_runs_once_restarts_on_change_and_stops_when_off(tmp_path)
     assert whys(engine.plan_adaptive(model, changed)) == ["adaptive CAKE: restarted", start.why]
     assert whys(engine.plan_adaptive(MODEL, running)) == ["adaptive CAKE off"]
     assert engine.plan_adaptive(MODEL, FakeProbe(tmp_path)) == []
+
+
+class DhcpProbe(FakeProbe):
+    """Ports with a DHCP client's pidfile, alive or not."""
+
+    def __init__(self, run_dir: Path, alive: set[str], ports: set[str]) -> None:
+        super().__init__(run_dir)
+        self.alive, self.ports = alive, ports
+
+    def pid_alive(self, pidfile: str) -> bool:
+        return Path(pidfile).name in self.alive
+
+    def links(self) -> dict:
+        return {p: {} for p in self.ports}
+
+
+def test_a_dhcp_client_left_on_a_port_that_is_no_longer_the_wan_is_stopped(tmp_path):
+    """The WAN moved from eth0 to eth2 (found by its cable): eth0's client
+    stops and its lease's address goes, before eth0 takes the LAN's address;
+    the WAN's own client and a dead pidfile are left alone."""
+    for name in ("udhcpc-eth0.pid", "udhcpc-eth2.pid", "udhcpc-eth9.pid", "udhcpc-gone.pid"):
+        (tmp_path / name).write_text("1\n")
+    model = RouterModel(wans=(Wan("eth2"),), lans=(Lan("eth0", "192.168.77.1/24"),))
+    probe = DhcpProbe(tmp_path, {"udhcpc-eth0.pid", "udhcpc-eth2.pid", "udhcpc-gone.pid"},
+                      {"eth0", "eth2"})
+    eth0, gone = engine.plan_stale_dhcp_clients(model, probe)
+    assert eth0.why.startswith("stop the DHCP client on eth0") and eth0.action is not None
+    assert eth0.commands == (("ip", "-4", "addr", "flush", "dev", "eth0", "scope", "global"),)
+    assert gone.commands == () and gone.action is not None  # the port itself is gone
+    import inspect  # planned before the ports take their addresses
+    source = inspect.getsource(engine.plan)
+    assert source.index("plan_stale_dhcp_clients") < source.index("plan_interfaces")
+    assert engine.plan_stale_dhcp_clients(MODEL, DhcpProbe(tmp_path, set(), set())) == []
