@@ -178,14 +178,12 @@ def _raw_tunnel(lab: Lab, g: Mapping[str, Guest]) -> topo.RouterLab:
 
 
 # --- the labs ----------------------------------------------------------------------
-# Latency labs give edge and hub one vCPU: under TCG every vCPU is a host
-# thread, and 4 guests with 2 vCPUs each on a 2-core host queue behind each
-# other for the host's cores, which shows up as tens of ms of jitter that no
-# real router has (measured: download p95 +16..40 ms with 2, +3..10 with 1).
+# Latency labs and the upgrade lab give every guest one vCPU (docs/lab.md,
+# "The bottleneck and the host's CPU", says what two cost).
 # The edge's WAN is its first NIC (eth0 in the shipped default), LAN its second.
 # Every guest has the same memory: a kind of guest (tests/lab/saved.py) is
 # vCPUs, memory, NICs and disks, and each kind is booted once per image to be
-# saved (the lan and isp guests at 384 MB were two more kinds: two more boots).
+# saved.
 
 IMAGE = Topology(
     "image", lane="main", shared=True,
@@ -234,9 +232,6 @@ PAIRING = Topology(
 
 UPGRADE = Topology(
     "upgrade", lane="side", shared=False,
-    # one vCPU each: with 2 for the edge (and the main lane's guests beside it
-    # from the start) the side lane took 29.6 min, not 23.7, and the suite
-    # more CPU (a vCPU spins waiting for one the host is not running)
     machines=(Machine("edge", tty1_ui=True, disk="bundles"), Machine("hub")),
     wires=(Wire("core", "edge", "hub"), Wire("lan", "edge")),
     about="an edge with its bundles disk and a tunnel to its hub: installs and reboots")

@@ -1,39 +1,22 @@
-"""The lanes of `make test` on a 2-core machine, each its own pytest process:
+"""The lanes of `make test`, each its own pytest process (docs/lab.md, "Four
+lanes", says why each exists and how its numbers were found):
 
 - the host lane: every test that boots no guest (unit, UI pilot and
-  snapshot tests), spread over HOST_WORKERS processes by pytest-xdist (they
-  wait more than they compute: network namespaces, timers, the UI's pilot);
+  snapshot tests), over HOST_WORKERS pytest-xdist workers;
 - the side lanes, from the start beside the host lane: the modules of the
-  labs whose lane (tests/lab/labs.py) is one of SIDE_LANES (the upgrade lab:
-  one lab, reboots and installs), one process for each;
-- once the host lane has ended, two lanes side by side:
-  - the quiet lane: the modules of the labs whose verdicts measure the
-    host's spare CPU (tests/lab/marks.py: `measures`, `host_alone`): the
-    router, bloated-line and tunnel labs. In each lab its other modules
-    first, then those that measure, then those that need the host to
-    themselves (`host_alone`: adaptive CAKE, whose controller rightly ignores
-    the seconds in which its own CPU stalled), each once the side and main
-    lanes have ended; the labs with no `host_alone` module first (the router
-    lab: without it the quiet lane waited about 7 minutes for the other two
-    before its host-alone modules could start);
-  - the main lane: the other labs (the image lab, pairing, restore).
+  labs whose lane (tests/lab/labs.py) is one of SIDE_LANES;
+- once the host lane has ended, side by side:
+  - the quiet lane: the modules of the labs of the quiet lane, whose
+    verdicts measure the host's spare CPU (tests/lab/marks.py); in each lab
+    its other modules first, then those that `measure`, then those that need
+    the host to themselves (`host_alone`: they wait until the side and main
+    lanes have ended); the labs with no such module first;
+  - the main lane: the modules of the main lane's labs.
 
-The quiet lane's guests come first for the host's CPU once booted: every
-other lab lane's QEMU processes run at a higher nice value (GUEST_NICE,
-through KEEL_LAB_NICE: tests/lab/priority.py), so a quiet guest that wakes
-takes a core from them first, and they use what it leaves; while booting,
-every guest runs at that higher value (BOOT_NICE, KEEL_LAB_BOOT_NICE), so no
-lane's boot starves another's. Before, the quiet
-modules waited until the side lane had ended and then ran alone, one after
-the other behind the main lane's: the host's second core idled through a
-quarter of the suite (the quiet lab's four 1-vCPU guests use about one core).
-
-Why the main lane waits for the host lane: emulated guests on an
-overcommitted host burn CPU waiting for each other (a vCPU spinning for one
-that is not running). With the main lane's guests started beside the host
-lane's workers and the side lane (and the upgrade edge on 2 vCPUs), a run
-took 73 CPU-minutes and 44 minutes, against 58 and 39 with the host tests
-first.
+The quiet lane's guests come first for the host's CPU once booted: the other
+lanes' QEMU processes run at higher nice values (GUEST_NICE, through
+KEEL_LAB_NICE: tests/lab/priority.py); while booting, every guest runs at
+BOOT_NICE (KEEL_LAB_BOOT_NICE), so that no lane's boot starves another's.
 
     python -m tests.lab.lanes [pytest arguments] PATHS
 
@@ -66,19 +49,10 @@ SIDE_LANES = ("side",)
 # the lanes that start once the host lane has ended
 AFTER_HOST = ("main", "quiet")
 LANES = ("host", *SIDE_LANES, *AFTER_HOST)
-# xdist workers for the host lane: its tests mostly wait (2.5 CPU-min in 6
-# min of one process), so more workers than cores
+# xdist workers for the host lane: more than cores, its tests mostly wait
 HOST_WORKERS = 3
-# each lab lane's guests' nice value once booted, and while they boot: the
-# quiet lane's first for the host's CPU once its lab is up (nice 0 weighs
-# about 3 times nice 5), every guest alike while booting. With the others at
-# nice 10 (a tenth of the weight) from the start, the quiet lab's four guests
-# booting beside the upgrade lab starved the main lane's image lab: its BIOS
-# guest printed nothing in two minutes and its boot timed out.
-# The side lane's booted guests (the upgrade lab, the longest chain before
-# the host_alone modules) between the two: at nice 5 it ended 3 minutes after
-# the main lane (20.6 against 17.3 min); at 0, 4.5 minutes before it (17.1
-# against 21.6).
+# each lab lane's guests' nice value once booted (the quiet lane's first, the
+# side lane's between), and every guest's while it boots
 BACKGROUND_NICE = 5
 SIDE_NICE = 3
 GUEST_NICE = {"quiet": 0, "side": SIDE_NICE, "main": BACKGROUND_NICE}
