@@ -88,23 +88,16 @@ def plan_hostname(model: RouterModel, probe: Probe) -> list[Step]:
 
 def plan_stale_dhcp_clients(model: RouterModel, probe: Probe) -> list[Step]:
     """Stop the DHCP client of a port that is no longer a DHCP WAN (the WAN
-    moved to another port, or became static), and drop the address its lease
-    gave: left running, it took a lease on whatever network the port now
-    faces (another router's LAN) with its default route. Before the
-    interfaces are set up: the port may take a static address next."""
+    moved to another port, or became static): left running, it took a lease
+    on whatever network the port now faces (another router's LAN), with its
+    address and default route. Its lease's address goes with the port's
+    other stale addresses (plan_interfaces, planned on the same probe)."""
     wanted = {wan.interface for wan in model.wans if wan.dhcp}
-    links = probe.links()
-    steps = []
-    for pidfile in sorted(Path(probe.run_dir).glob("udhcpc-*.pid")):
-        port = pidfile.name.removeprefix("udhcpc-").removesuffix(".pid")
-        if port in wanted or not probe.pid_alive(str(pidfile)):
-            continue
-        stop = stop_daemon("dhcp-client", f"stop the DHCP client on {port} (no longer a "
-                           "DHCP WAN) and drop its lease's address", str(pidfile))
-        flush = (("ip", "-4", "addr", "flush", "dev", port, "scope", "global"),)
-        steps.append(Step(stop.component, stop.why, flush if port in links else (),
-                          action=stop.action))
-    return steps
+    return [stop_daemon("dhcp-client", f"stop the DHCP client on {port} (no longer a DHCP WAN)",
+                        str(pidfile))
+            for pidfile in sorted(Path(probe.run_dir).glob("udhcpc-*.pid"))
+            if (port := pidfile.name.removeprefix("udhcpc-").removesuffix(".pid")) not in wanted
+            and probe.pid_alive(str(pidfile))]
 
 
 def plan_dhcp_client(model: RouterModel, probe: Probe) -> list[Step]:

@@ -234,12 +234,6 @@ class SetupScreen(Screen[None]):
     async def show_step(self, step: str, focus: str | None = None) -> None:
         """Draw a step (again: a choice can change what it asks)."""
         self.step = step
-        steps = self.steps
-        number = steps.index(step) + 1
-        title = f"SETUP  step {number}/{len(steps)}: {model.TITLES[step]}"
-        if self.first_boot and step == "role":
-            title += "  (first boot)"
-        self.query_one("#setup-title", Static).update(title)
         body = self.query_one("#setup-body", VerticalScroll)
         await body.remove_children()
         await body.mount_all(list(self._widgets(step)))
@@ -256,6 +250,14 @@ class SetupScreen(Screen[None]):
             target = next(iter(body.query("ChoiceSet, NicTable, Input")), None)
         if target is not None:
             target.focus()
+        # the title last: once a step's title shows, its fields are there and
+        # focused (a user, or the lab, types its keys as soon as it reads it)
+        steps = self.steps
+        number = steps.index(step) + 1
+        title = f"SETUP  step {number}/{len(steps)}: {model.TITLES[step]}"
+        if self.first_boot and step == "role":
+            title += "  (first boot)"
+        self.query_one("#setup-title", Static).update(title)
 
     def _widgets(self, step: str) -> list[Widget]:
         a = self.answers
