@@ -106,7 +106,7 @@ def _boot_later_alone_labs(items: list[pytest.Item], module: Any) -> None:
         lab = marks.traits(other).lab
         assert lab is not None
         if lab.name not in _SHARED.open and lab.name not in _SHARED.early:
-            _SHARED.start_early(lab, other.__name__)
+            _SHARED.start_early(lab.name, lab.build, other.__name__)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -128,7 +128,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     module = items[first].module
     lab = marks.traits(module).lab
     assert lab is not None
-    _SHARED.start_early(lab, module.__name__)
+    _SHARED.start_early(lab.name, lab.build, module.__name__)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -150,7 +150,8 @@ def shared_lab(request) -> Any:
     if said.lab is None or not said.lab.shared:
         raise pytest.UsageError(f"{request.module.__name__} uses shared_lab without naming a "
                                 "shared lab (pytest.mark.lab, tests/lab/labs.py)")
-    return _SHARED.get(said.lab, request.module.__name__, fresh=said.fresh)
+    return _SHARED.get(said.lab.name, said.lab.build, request.module.__name__,
+                       fresh=said.fresh)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -102,10 +102,6 @@ class Topology:
                     raise LabError(f"lab {self.name!r}: wire {wire.name!r} ends at {end!r}, "
                                    f"not one of its guests {names}")
 
-    @property
-    def __name__(self) -> str:  # a shared lab's key and log directory (tests/lab/lifetime.py)
-        return self.name
-
     def define(self, lab: Lab, disks: Mapping[str, Path] | None = None) -> dict[str, Guest]:
         """Define the guests and wires in `lab` (not started)."""
         disks = disks or {}
@@ -129,8 +125,6 @@ class Topology:
         guests = self.define(lab, disks)
         lab.start()
         return self.prepare(lab, guests) if self.prepare else Started(lab, guests)
-
-    __call__ = build  # (a shared lab's builder: tests/lab/lifetime.py)
 
 
 # --- what each lab starts from ---------------------------------------------------

@@ -72,10 +72,10 @@ class _Shared:
 class _Early(threading.Thread):
     """A shared lab built in the background (while the host tests run)."""
 
-    def __init__(self, build: Build, module: str) -> None:
-        super().__init__(name=f"early-{build.__name__}", daemon=True)
+    def __init__(self, name: str, build: Build, module: str) -> None:
+        super().__init__(name=f"early-{name}", daemon=True)
         self.build, self.module = build, module
-        self.where = workdir(f"{build.__name__}.from.{module}")
+        self.where = workdir(f"{name}.from.{module}")
         self.labs: list[Lab] = []
         self.value: Any = None
         self.error: BaseException | None = None
@@ -94,10 +94,10 @@ class SharedLabs:
         self.open: dict[str, _Shared] = {}
         self.early: dict[str, _Early] = {}
 
-    def start_early(self, build: Build, module: str) -> None:
+    def start_early(self, name: str, build: Build, module: str) -> None:
         """Boot and set up `build`'s lab in the background now, for `module`,
         the first to ask for it (guests boot while the host tests run)."""
-        early = self.early[build.__name__] = _Early(build, module)
+        early = self.early[name] = _Early(name, build, module)
         early.start()
 
     def join_early(self) -> None:
@@ -106,8 +106,8 @@ class SharedLabs:
         for early in list(self.early.values()):
             early.join()
 
-    def _built(self, build: Build, module: str) -> _Shared:
-        early = self.early.pop(build.__name__, None)
+    def _built(self, name: str, build: Build, module: str) -> _Shared:
+        early = self.early.pop(name, None)
         if early is not None and early.module == module:
             early.join()
             if early.error is not None:
@@ -117,7 +117,7 @@ class SharedLabs:
         if early is not None:  # asked for by another module first: not used
             early.join()
             finish(early.labs, early.where, False)
-        where = workdir(f"{build.__name__}.from.{module}")
+        where = workdir(f"{name}.from.{module}")
         labs: list[Lab] = []
         try:
             value = build(factory(where, labs))
@@ -126,16 +126,15 @@ class SharedLabs:
             raise
         return _Shared(value, labs, where)
 
-    def get(self, build: Build, module: str, *, fresh: bool = False) -> Any:
+    def get(self, name: str, build: Build, module: str, *, fresh: bool = False) -> Any:
         """What `build` makes, built once for the modules that share it.
         `fresh`: a lab no other module has used yet."""
-        name = build.__name__
         shared = self.open.get(name)
         if shared is not None and fresh and shared.modules - {module}:
             self.close(name, failed=False)
             shared = None
         if shared is None:
-            shared = self.open[name] = self._built(build, module)
+            shared = self.open[name] = self._built(name, build, module)
         shared.modules.add(module)
         return shared.value
 

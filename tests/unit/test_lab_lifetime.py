@@ -67,12 +67,12 @@ def test_a_shared_lab_is_built_once(labs):
         built.append(object())
         return built[-1]
 
-    first = labs.get(bloated_lab, "tests.vm.test_a")
-    assert labs.get(bloated_lab, "tests.vm.test_b") is first
+    first = labs.get("bloated", bloated_lab, "tests.vm.test_a")
+    assert labs.get("bloated", bloated_lab, "tests.vm.test_b") is first
     # a module that wants guests as first booted gets new ones once another used them
-    fresh = labs.get(bloated_lab, "tests.vm.test_c", fresh=True)
+    fresh = labs.get("bloated", bloated_lab, "tests.vm.test_c", fresh=True)
     assert fresh is not first and len(built) == 2
-    assert labs.get(bloated_lab, "tests.vm.test_c", fresh=True) is fresh
+    assert labs.get("bloated", bloated_lab, "tests.vm.test_c", fresh=True) is fresh
     labs.close_all()
     assert not labs.open
 
@@ -82,7 +82,7 @@ def test_a_lab_that_fails_to_build_is_not_kept(labs):
         raise RuntimeError("no image")
 
     with pytest.raises(RuntimeError, match="no image"):
-        labs.get(broken_lab, "tests.vm.test_a")
+        labs.get("broken", broken_lab, "tests.vm.test_a")
     assert not labs.open
 
 
@@ -97,17 +97,17 @@ def test_a_lab_started_early_is_the_one_its_first_module_gets(labs):
         built.append(threading.current_thread().name)
         return "the lab"
 
-    labs.start_early(slow_lab, "boot")
+    labs.start_early("slow", slow_lab, "boot")
     release.set()
-    assert labs.get(slow_lab, "boot") == "the lab"
-    assert labs.get(slow_lab, "data") == "the lab"
-    assert built == ["early-slow_lab"]  # built once, in the background
+    assert labs.get("slow", slow_lab, "boot") == "the lab"
+    assert labs.get("slow", slow_lab, "data") == "the lab"
+    assert built == ["early-slow"]  # built once, in the background
 
 
 def test_a_lab_started_early_that_fails_fails_its_first_module(labs):
     def broken_lab(make_lab):
         raise RuntimeError("no dev image")
 
-    labs.start_early(broken_lab, "boot")
+    labs.start_early("broken", broken_lab, "boot")
     with pytest.raises(RuntimeError, match="no dev image"):
-        labs.get(broken_lab, "boot")
+        labs.get("broken", broken_lab, "boot")
