@@ -286,14 +286,23 @@ class DhcpProbe(FakeProbe):
         return Path(pidfile).name in self.alive
 
     def links(self) -> dict:
-        return {p: {} for p in self.ports}
+        return {p: {"flags": ["UP"]} for p in self.ports}
+
+    def addresses(self, ifname: str) -> set[str]:
+        return {"192.168.77.1/24"} if ifname == "eth0" else set()
+
+    def dynamic_addresses(self, ifname: str) -> set[str]:
+        return set()
 
 
 def test_a_dhcp_client_left_on_a_port_that_is_no_longer_the_wan_is_stopped(tmp_path):
     """The WAN moved from eth0 to eth2 (found by its cable): eth0's client
-    stops before eth0 takes the LAN's address (its lease's address goes as
-    any stale address does: the plan's address steps remove it); the WAN's
-    own client and a dead pidfile are left alone."""
+    stops before eth0 takes the LAN's address, and once it has exited eth0's
+    IPv4 addresses are flushed (a lease it took after the probe goes too:
+    seen in the lab, a LAN port kept a lease beside its static address);
+    the LAN's address is then added though the probe saw it. The WAN's own
+    client and a dead pidfile are left alone; a port that is gone is not
+    flushed."""
     for name in ("udhcpc-eth0.pid", "udhcpc-eth2.pid", "udhcpc-eth9.pid", "udhcpc-gone.pid"):
         (tmp_path / name).write_text("1\n")
     model = RouterModel(wans=(Wan("eth2"),), lans=(Lan("eth0", "192.168.77.1/24"),))
@@ -301,7 +310,10 @@ def test_a_dhcp_client_left_on_a_port_that_is_no_longer_the_wan_is_stopped(tmp_p
                       {"eth0", "eth2"})
     eth0, gone = engine.plan_stale_dhcp_clients(model, probe)
     assert eth0.why.startswith("stop the DHCP client on eth0") and eth0.action is not None
-    assert eth0.commands == () and gone.why.startswith("stop the DHCP client on gone")
+    assert eth0.commands == (("ip", "-4", "addr", "flush", "dev", "eth0", "scope", "global"),)
+    assert gone.why.startswith("stop the DHCP client on gone") and gone.commands == ()
+    (lan,) = [s for s in engine.plan_interfaces(model, probe) if "eth0" in s.why]
+    assert lan.commands == (("ip", "addr", "replace", "192.168.77.1/24", "dev", "eth0"),)
     import inspect  # planned before the ports take their addresses
     source = inspect.getsource(engine.plan)
     assert source.index("plan_stale_dhcp_clients") < source.index("plan_interfaces")

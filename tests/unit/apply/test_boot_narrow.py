@@ -122,3 +122,26 @@ def test_narrowing_never_leaves_more_than_both_allow(keys_a, wan_a, tcp_a, keys_
 def test_any_text_as_a_newer_config_is_read_or_says_nothing(text):
     ceiling = narrow.ceiling_of(text)
     assert ceiling is None or isinstance(ceiling, narrow.Ceiling)
+
+
+def test_a_cut_peer_takes_the_routes_only_it_took():
+    """The routes of a peer cut by the narrowing go with it, and are said: a
+    prefix only it covered; `route = "all"` with no kept peer on 0.0.0.0/0."""
+    from keel.config.schema import Peer, WireGuard
+
+    kept = Peer(public_key="K" * 43 + "=", allowed_ips=("10.77.0.1/32", "172.31.1.0/24"))
+    wg = WireGuard(enabled=True, address=("10.77.0.2/24",), route="prefixes",
+                   prefixes=("172.31.1.0/24", "172.31.2.0/24"), peer=(kept,))
+    cut: list[str] = []
+    out = narrow.routes_of_kept_peers(wg, cut)
+    assert (out.route, out.prefixes) == ("prefixes", ("172.31.1.0/24",))
+    assert cut == ["WireGuard route 172.31.2.0/24 (no kept peer takes it)"]
+    cut = []
+    out = narrow.routes_of_kept_peers(
+        WireGuard(enabled=True, address=("10.77.0.2/24",), route="all", peer=(kept,)), cut)
+    assert out.route == "none" and cut == ["WireGuard route all (no kept peer takes it)"]
+    everything = Peer(public_key=kept.public_key, allowed_ips=("0.0.0.0/0",))
+    cut = []
+    out = narrow.routes_of_kept_peers(
+        WireGuard(enabled=True, address=("10.77.0.2/24",), route="all", peer=(everything,)), cut)
+    assert out.route == "all" and cut == []

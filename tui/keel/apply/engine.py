@@ -47,6 +47,7 @@ def plan_interfaces(model: RouterModel, probe: Probe) -> list[Step]:
     links = probe.links()
     wanted: list[tuple[str, list[str]]] = list(ipv6.lan_addresses(model).items())
     wanted += [(w.interface, [w.address] if (not w.dhcp and w.address) else []) for w in model.wans]
+    flushed = set(_stale_dhcp_ports(model, probe)) & set(links)
     for ifname, addrs in wanted:
         if ifname not in links:
             steps.append(Step("interfaces", f"{ifname} is missing: nothing to configure on it"))
@@ -55,6 +56,8 @@ def plan_interfaces(model: RouterModel, probe: Probe) -> list[Step]:
         if "UP" not in links[ifname].get("flags", []):
             cmds.append(("ip", "link", "set", ifname, "up"))
         have = probe.addresses(ifname)
+        if ifname in flushed:  # its IPv4 addresses are gone by then: all are added
+            have = {a for a in have if ":" in a}
         want = {str(ipaddress.ip_interface(a)) for a in addrs}
         for addr in addrs:
             if str(ipaddress.ip_interface(addr)) not in have:
@@ -86,18 +89,28 @@ def plan_hostname(model: RouterModel, probe: Probe) -> list[Step]:
     return [Step("system", f"host name {name}", (("hostname", name),))]
 
 
+def _stale_dhcp_ports(model: RouterModel, probe: Probe) -> list[str]:
+    """The ports whose DHCP client runs though they are no longer a DHCP WAN."""
+    wanted = {wan.interface for wan in model.wans if wan.dhcp}
+    return [port for pidfile in sorted(Path(probe.run_dir).glob("udhcpc-*.pid"))
+            if (port := pidfile.name.removeprefix("udhcpc-").removesuffix(".pid")) not in wanted
+            and probe.pid_alive(str(pidfile))]
+
+
 def plan_stale_dhcp_clients(model: RouterModel, probe: Probe) -> list[Step]:
     """Stop the DHCP client of a port that is no longer a DHCP WAN (the WAN
     moved to another port, or became static): left running, it took a lease
     on whatever network the port now faces (another router's LAN), with its
-    address and default route. Its lease's address goes with the port's
-    other stale addresses (plan_interfaces, planned on the same probe)."""
-    wanted = {wan.interface for wan in model.wans if wan.dhcp}
+    address and default route. Once it has exited, the port's IPv4 addresses
+    are flushed: a lease it took after the probe is gone too, and
+    plan_interfaces (planned on the same probe, run after) adds every address
+    keel wants there."""
+    links = probe.links()
     return [stop_daemon("dhcp-client", f"stop the DHCP client on {port} (no longer a DHCP WAN)",
-                        str(pidfile))
-            for pidfile in sorted(Path(probe.run_dir).glob("udhcpc-*.pid"))
-            if (port := pidfile.name.removeprefix("udhcpc-").removesuffix(".pid")) not in wanted
-            and probe.pid_alive(str(pidfile))]
+                        f"{probe.run_dir}/udhcpc-{port}.pid",
+                        (("ip", "-4", "addr", "flush", "dev", port, "scope", "global"),)
+                        if port in links else ())
+            for port in _stale_dhcp_ports(model, probe)]
 
 
 def plan_dhcp_client(model: RouterModel, probe: Probe) -> list[Step]:

@@ -7,7 +7,9 @@ Access and exposure, and how two are narrowed (the newer config is the
 ceiling):
 - `access.ssh_keys`: the keys in both (by key type and data; comments aside);
 - `wireguard.peer`: the peers in both (by public key): an unpaired edge does
-  not come back;
+  not come back; what was routed to a peer cut out goes with it (a prefix no
+  kept peer's allowed_ips cover; `route = "all"` with no kept peer taking
+  0.0.0.0/0 or ::/0: the route becomes "none"), so the rest still applies;
 - `firewall.ssh_on_wan`, `ping_on_wan`, `forward_tunnel_to_wan`,
   `forward_between_peers`, `selftest.iperf3_server`: on only if on in both;
 - `firewall.open_tcp`, `open_udp`: the ports in both;
@@ -34,8 +36,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from keel.config.errors import ConfigError
-from keel.config.schema import Config, Forward
+from keel.config.netsets import NetSet, network
+from keel.config.schema import Config, Forward, WireGuard
 from keel.config.toml_syntax import parse_toml
+from keel.config.wireguard_relations import allowed_networks
 
 FLAGS = (("firewall", "ssh_on_wan", False), ("firewall", "ping_on_wan", True),
          ("firewall", "forward_tunnel_to_wan", False),
@@ -142,6 +146,9 @@ def narrow(config: Config, ceiling: Ceiling) -> tuple[Config, tuple[str, ...]]:
             peers.append(peer)
         else:
             cut.append(f"WireGuard peer {peer.name or peer.public_key[:8]}")
+    wireguard = dataclasses.replace(config.wireguard, peer=tuple(peers))
+    if len(peers) < len(config.wireguard.peer):
+        wireguard = routes_of_kept_peers(wireguard, cut)
     sections: dict[str, dict[str, Any]] = {"firewall": {}, "selftest": {}}
     for section, name, _ in FLAGS:
         if getattr(getattr(config, section), name) and f"{section}.{name}" not in ceiling.flags:
@@ -164,8 +171,25 @@ def narrow(config: Config, ceiling: Ceiling) -> tuple[Config, tuple[str, ...]]:
     narrowed = dataclasses.replace(
         config,
         access=dataclasses.replace(config.access, ssh_keys=tuple(keys)),
-        wireguard=dataclasses.replace(config.wireguard, peer=tuple(peers)),
+        wireguard=wireguard,
         firewall=dataclasses.replace(config.firewall, **sections["firewall"]),
         selftest=dataclasses.replace(config.selftest, **sections["selftest"]),
         forward=tuple(forwards))
     return narrowed, tuple(cut)
+
+
+def routes_of_kept_peers(wg: WireGuard, cut: list[str]) -> WireGuard:
+    """`wg` (its peers already cut down) routing only to its kept peers: the
+    prefixes none of their allowed_ips cover, and `route = "all"` when none
+    of them takes a default route, go (each a line in `cut`); a route of
+    prefixes with none left becomes "none"."""
+    nets = [net for _, _, net in allowed_networks(wg)]
+    if wg.route == "all" and not any(net.prefixlen == 0 for net in nets):
+        cut.append("WireGuard route all (no kept peer takes it)")
+        return dataclasses.replace(wg, route="none")
+    if wg.route != "prefixes":
+        return wg
+    covering = NetSet(nets)
+    kept = tuple(p for p in wg.prefixes if covering.container(network(p)) is not None)
+    cut += [f"WireGuard route {p} (no kept peer takes it)" for p in wg.prefixes if p not in kept]
+    return dataclasses.replace(wg, prefixes=kept, route="prefixes" if kept else "none")

@@ -50,6 +50,8 @@ def _kill_pidfile(pidfile: str, wait: float = 3.0) -> None:
     Path(pidfile).unlink(missing_ok=True)
 
 
-def stop_daemon(component: str, why: str, pidfile: str) -> Step:
-    """Stop a daemon by its pidfile (whoever owns the file: dnsmasq drops root)."""
-    return Step(component, why, action=lambda: _kill_pidfile(pidfile))
+def stop_daemon(component: str, why: str, pidfile: str,
+                after: tuple[tuple[str, ...], ...] = ()) -> Step:
+    """Stop a daemon by its pidfile (whoever owns the file: dnsmasq drops root);
+    `after` runs once it has exited (or after its 3 s of grace)."""
+    return Step(component, why, after, action=lambda: _kill_pidfile(pidfile))
