@@ -83,7 +83,7 @@ def test_doctor_features_have_a_module():
     # (and streaming), and the ESP RAUC writes grubenv on
     "BLK_DEV_LOOP", "MD", "BLK_DEV_DM", "DM_VERITY", "CRYPTO_SHA256", "BLK_DEV_NBD",
     "NLS_CODEPAGE_437", "NLS_ISO8859_1",
-    # the hosts keel is flashed onto (issue 38; shared/reference/hardware.md)
+    # the hosts keel is flashed onto (docs/hardware.md)
     "DRM_FBDEV_EMULATION", "DRM_SIMPLEDRM", "SYSFB_SIMPLEFB", "FRAMEBUFFER_CONSOLE",
     "USB_HID", "HID_GENERIC", "HYPERV_KEYBOARD",
     "BLK_DEV_NVME", "VMD", "SATA_AHCI", "ATA_PIIX", "BLK_DEV_SD", "VMWARE_PVSCSI",

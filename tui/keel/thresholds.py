@@ -24,11 +24,11 @@ GRADE_BANDS: tuple[tuple[float, str], ...] = (
 GRADE_LINES_MS = (5.0, 30.0, 60.0)  # drawn on the latency plots, above the idle baseline
 
 # Verdicts (keel.verdicts): what limits latency now
-# Stall meter: its worst wakeup in a second (at 50 wakeups a second, p99 is
-# nearly the worst). A healthy router comes back within a few ms; even the
-# lab's emulated guests, four on two host cores and busy, came back within
-# 49 ms at worst. A starving VPS's stall is its host's slice: 80-400 ms in the
-# field case, 150 ms under the lab's throttle.
+# Stall meter: its worst wakeup in a second (at 25 wakeups a second per CPU,
+# p99 is nearly the worst). A healthy router comes back within a few ms, even
+# an emulated one on a busy host; a starving VPS's stall is its host's slice,
+# around a hundred ms and more (docs/verdicts.md, "The stall meter", has the
+# figures seen).
 STALL_P99_MS = 50.0
 STALL_MAX_MS = 100.0
 # ... in at least 3 of the window's seconds: one long stall (a live migration,
@@ -63,10 +63,10 @@ BLOAT_BACKLOG_BYTES = 128 * 1024
 # Tunnel path: the tunnel's latency BLOAT_MARGIN_MS over idle while the probe
 # outside it rose by less than half as much (and under the margin): the rise
 # is inside the tunnel only (the peer's side, or the tunnel's own path), not
-# the link both share. The field case: tunnel +36 ms, outside +7.5 ms.
+# the link both share (docs/verdicts.md: the field case's figures).
 TUNNEL_ONLY_OUTSIDE_SHARE = 0.5
-# Clock: below 80 % of its maximum (what `keel doctor` warns at; the field
-# case ran at 1.2 of 2.4 GHz and doubled the latency).
+# Clock: below 80 % of its maximum (what `keel doctor` warns at: a CPU held at
+# half its clock doubles a tunnel's latency, docs/verdicts.md).
 CLOCK_LOW = 0.80
 # Deep idle: states whose exit latency is above this are "deep" (the producer
 # of Signals applies it; 20 us is well under any network latency that matters
@@ -91,9 +91,8 @@ UPGRADE_SEEN_S = 120
 # Python and Textual on a throttled CPU, or not spawned yet, init's start
 # scripts still running). It gets until this much uptime; one that failed (no
 # apply process; tty1 a login after CONSOLE_UI_TRIES) is judged at
-# UPGRADE_SEEN_S. Under emulation beside a loaded host both took more than
-# 120 s, and once the UI more than 300 s (a good slot rolled back). The
-# peers' handshake window counts from the apply's end.
+# UPGRADE_SEEN_S (docs/upgrades.md says how slow they were seen). The peers'
+# handshake window counts from the apply's end.
 UPGRADE_SLOW_START_S = 600
 # the console UI's failed starts in a row (each ending in an error within 30
 # s) before tty1 falls back to a login (/usr/share/keel/tty1)
@@ -103,7 +102,8 @@ UPGRADE_BOOT_TRIES = 3
 
 # Adaptive CAKE (keel.adaptive; wan.shaping.adaptive): CAKE's rates follow the
 # line, judged per direction from one-way delays to the tunnel's peer. The
-# figures start from cake-autorate's defaults (reference/router.md).
+# figures start from cake-autorate's defaults (docs/cake.md, "The controller",
+# says where each differs, and why).
 ADAPT_PROBE_HZ = 10  # probes a second through the tunnel
 # while the line rests (every adapted direction at its base with under
 # ADAPT_IDLE_LOAD of it going through) this many: the first tick that sees
@@ -113,9 +113,9 @@ ADAPT_PROBE_HZ = 10  # probes a second through the tunnel
 ADAPT_RESTING_HZ = 1
 # a sample is "delayed" this far over its direction's baseline, plus the time
 # one full-size packet (1500 bytes) takes at the current rate (which matters
-# under about 12 Mbit/s: 12 ms at 1 Mbit/s). cake-autorate's 30 ms let the
-# lab's ping RTT (both directions' queues) reach +100 ms at p95; sqm-autorate
-# uses 15 ms, close to emulation's own jitter under load (+12 ms at p95)
+# under about 12 Mbit/s: 12 ms at 1 Mbit/s): between cake-autorate's 30 ms
+# (too late: docs/cake.md) and sqm-autorate's 15 ms (within emulation's own
+# jitter under load)
 ADAPT_DELAY_MS = 20.0
 ADAPT_PACKET_BITS = 1500 * 8
 # bufferbloat: this many delayed samples among the last ADAPT_WINDOW

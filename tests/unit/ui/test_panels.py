@@ -55,3 +55,18 @@ def test_a_long_ipv6_target_keeps_its_start_and_end_in_its_column():
     assert target_cell("fd00:77:0:1::22") == "fd00:77:0:1::22"  # 15: fits
     cell = target_cell("2001:db8:100:1::1")
     assert len(cell) == 15 and cell.startswith("2001:d") and cell.endswith(":1::1")
+
+
+def test_the_tunnels_cost_names_one_cpu_in_the_singular():
+    """A one-vCPU VPS (the commonest hub): "of 1 CPU", not "of 1 CPUs"."""
+    from keel.metrics.snapshots import CoreStat, CpuSnapshot, TunnelCost
+
+    def line(ncpus: int) -> str:
+        cost = TunnelCost(softirq_seconds=0.3, crypt_seconds=0.2, wall_seconds=1.0,
+                          ncpus=ncpus, tunnel_bytes=None)
+        cores = tuple(CoreStat(f"cpu{i}", 0.1, 0.1, 0.1, 0.0, 0.7) for i in range(ncpus))
+        return next(t.plain for t in panels.cpu_lines(CpuSnapshot(cores=cores, cost=cost))
+                    if t.plain.startswith("tunnel"))
+
+    assert line(1) == "tunnel 0.50 core = 50% of 1 CPU"
+    assert line(4) == "tunnel 0.50 core = 12% of 4 CPUs"

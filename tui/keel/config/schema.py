@@ -111,7 +111,7 @@ MAX_TUNNEL_ADDRESSES = 16
 #   and /64, two for every peer
 MAX_PREFIXES = 2 * MAX_PEERS
 # - port forwards: each takes public ports of the hub's one address; a
-#   thousand is far past a home's or an office's (1024 load in 0.26 s, 8192 in 1.9 s)
+#   thousand is far past a home's or an office's
 MAX_FORWARDS = 1024
 # - ports opened on the router itself, each protocol
 MAX_OPEN_PORTS = 1024

@@ -74,9 +74,8 @@ def ingress_commands(wan: Wan, tunnel_ifname: str | None = None) -> list[list[st
 
     On the tunnel, GRO goes off while CAKE shapes its ingress: GRO would glue
     the decrypted packets back into super-packets only for CAKE to split
-    them again, and the ping reply waits for the batch. Measured in the lab
-    (12/4 Mbit/s bottleneck, CAKE at 90 %, TCG): bidirectional load +p50
-    10.8 -> 1.6 ms, +p95 32 -> 8.6 ms."""
+    them again, and the ping reply waits for the batch (docs/cake.md has
+    the latency it saves, measured)."""
     dev, extra = shaped_device(wan, tunnel_ifname)
     ifb = ifb_name(dev)
     rate = wan.shaping.download_kbit

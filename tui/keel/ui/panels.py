@@ -113,7 +113,7 @@ def cpu_lines(snap: CpuSnapshot | None) -> list[Text]:
         lines.append(Text("tunnel -"))
     else:
         lines.append(Text(f"tunnel {cost.cores:.2f} core = {cost.percent:.0f}% of "
-                          f"{cost.ncpus} CPUs"))
+                          f"{cost.ncpus} CPU{'' if cost.ncpus == 1 else 's'}"))
         spg = cost.seconds_per_gigabit
         if spg is None:
             lines.append(_note(" CPU-s/Gbit: - (no traffic)"))

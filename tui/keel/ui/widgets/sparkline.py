@@ -83,8 +83,8 @@ class RateSparkline(Sparkline):
             pad = " " * len(self.label)
             rows = bar_rows(self.data or [], width - len(self.label), height, self.seconds,
                             self.bars)
-            # every bar glyph is one cell wide: the strip's length is known, not
-            # measured cell by cell
+            # every bar glyph is one cell wide: the strip's length is known
+            # without asking the width of each cell
             self._rows = [Strip([Segment(self.label if i == 0 else pad, bold if i == 0 else bar),
                                  Segment(row, bar)], len(self.label) + len(row))
                           .adjust_cell_length(width, base) for i, row in enumerate(rows)]
