@@ -22,6 +22,14 @@ from tests.lab.paths import EmulatorCrash, LabError, dev_image, ovmf
 # bound on a hang, not a verdict: a CI run's tunnel lab, booting beside two
 # other lanes on a slower 2-core machine, reached its login after 320 s
 BOOT_TIMEOUT = 60
+# the boot's `keel apply --boot` has ended: its record, written last, on /run.
+# A login waits for it: S40keel lets the boot go on without a late apply (on
+# a loaded host, past 100 s of uptime), whose lines on the serial console then
+# came amid a later command's output ("keel: applied revision 1" read as the
+# first line of `findmnt`'s)
+APPLIED = "/run/keel/boot-fallback.json"
+# seconds (scaled, as BOOT_TIMEOUT) for the apply, once logged in: a bound on a hang
+APPLY_TIMEOUT = 200
 # KEEL_LAB_STAMP=1: each console log line starts with the seconds since this
 # process began (to see where a lab's time goes; the logs are kept on a
 # failure, or always with KEEL_KEEP_LOGS=1)
@@ -130,6 +138,9 @@ class Guest:
         # start a new one), counted when each stops
         self.cpu_used = 0.0
         self.lived = 0.0
+        # restored (tests/lab/saved.py): the host's time before and after the
+        # guest's clock was read, once its restore had stepped it, and that clock
+        self.clock_at_restore: tuple[float, float, float] | None = None
 
     # --- lifecycle --------------------------------------------------------
     def qemu_argv(self) -> list[str]:
@@ -188,13 +199,12 @@ class Guest:
         self.console = Console(self.child, self.name, self.accel.scale)
 
     def wait_for_login(self, timeout: float = BOOT_TIMEOUT) -> None:
-        """Log in once booted. If QEMU itself dies of an internal assertion
-        before the login prompt (an emulator bug, seen under TCG), boot once
-        more on a fresh overlay, and say so loudly; anything else fails."""
+        """Log in once booted, then wait for the boot's apply to end. If QEMU
+        itself dies of an internal assertion before the login prompt (an
+        emulator bug, seen under TCG), boot once more on a fresh overlay, and
+        say so loudly; anything else fails."""
         try:
             self._console().login(timeout=timeout)
-            self.prioritize()
-            self._tty1()
         except EmulatorCrash as crash:
             self.stop()
             kept = self.log_path.with_suffix(".crashed.log")
@@ -203,8 +213,9 @@ class Guest:
                   f"(console log kept in {kept})", file=sys.stderr, flush=True)
             self.start()
             self._console().login(timeout=timeout)
-            self.prioritize()
-            self._tty1()
+        self.prioritize()
+        self.until(f"test -e {APPLIED}", max(timeout, APPLY_TIMEOUT), every=1)
+        self._tty1()
 
     def prioritize(self) -> None:
         """Booted: this lane's nice value for its guests, if not the boot's

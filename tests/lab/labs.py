@@ -29,6 +29,8 @@ from tests.lab.paths import LabError
 
 MakeLab = Callable[[], Lab]
 DATA_DISK_MIB = 2048  # the image lab's UEFI guest's disk: larger than the image, so /data grows
+# the image lab's guest booted by each firmware
+FIRMWARE_GUEST = {"uefi": "nvme", "bios": "ahci"}
 
 
 @dataclass(frozen=True)
@@ -131,20 +133,31 @@ class Topology:
 
 @dataclass
 class ImageLab:
-    """The image itself: two guests of it, each booted by one firmware, wired
-    by one link; the UEFI guest on a disk larger than the image, the BIOS one
-    with the console UI left on tty1 as shipped and a NIC with no peer."""
+    """The image on the machines of the hardware matrix (IMAGE below): the
+    guests by name, and the two that test what each firmware boots: `uefi`
+    (NVMe, a disk larger than the image: /data grows) and `bios` (AHCI, the
+    console UI left on tty1 as shipped, 2 vCPUs)."""
 
     lab: Lab
-    uefi: Guest
-    bios: Guest
+    guests: Mapping[str, Guest]
+
+    def __getitem__(self, name: str) -> Guest:
+        return self.guests[name]
+
+    @property
+    def uefi(self) -> Guest:
+        return self.by_firmware("uefi")
+
+    @property
+    def bios(self) -> Guest:
+        return self.by_firmware("bios")
 
     def by_firmware(self, firmware: str) -> Guest:
-        return {"uefi": self.uefi, "bios": self.bios}[firmware]
+        return self.guests[FIRMWARE_GUEST[firmware]]
 
 
 def _image(lab: Lab, g: Mapping[str, Guest]) -> ImageLab:
-    return ImageLab(lab, g["uefi"], g["bios"])
+    return ImageLab(lab, g)
 
 
 def router_lab(lab: Lab, g: Mapping[str, Guest]) -> topo.RouterLab:
@@ -173,19 +186,12 @@ def _raw_tunnel(lab: Lab, g: Mapping[str, Guest]) -> topo.RouterLab:
 
 # --- the labs ----------------------------------------------------------------------
 # Latency labs and the upgrade lab give every guest one vCPU (docs/lab.md,
-# "The bottleneck and the host's CPU", says what two cost).
+# "The bottleneck and the host's CPU", says what two cost); the router lab's
+# edge and hub have two (its console UI test runs the UI beside traffic).
 # The edge's WAN is its first NIC (eth0 in the shipped default), LAN its second.
 # Every guest has the same memory: a kind of guest (tests/lab/saved.py) is
 # vCPUs, memory, NICs and disks, and each kind is booted once per image to be
 # saved.
-
-IMAGE = Topology(
-    "image", lane="main", shared=True,
-    machines=(Machine("uefi", smp=2, firmware="uefi", disk_size=f"{DATA_DISK_MIB}M"),
-              Machine("bios", smp=2, tty1_ui=True)),
-    wires=(Wire("wire", "uefi", "bios"), Wire("spare", "bios")),  # spare: to hang qdiscs on
-    prepare=_image,
-    about="the image booted by each firmware (both boot: what a boot does is tested)")
 
 # the router lab runs in the quiet lane, before its measuring labs: it measures
 # nothing, but the quiet lane otherwise idled for minutes before its
@@ -239,15 +245,17 @@ RESTORE = Topology(
     wires=(Wire("w1", "booted", "one"), Wire("w2", "two")),
     about="one guest booted, two restored from the saved state of its kind")
 
-# the machines people flash keel onto, as QEMU can make them: each guest boots
-# from another disk bus, with another screen, its NICs of other models in an
-# order unlike their drivers' (e1000e before vmxnet3 and igb before rtl8139
-# on the bus; the kernel's ethN come in driver order). The ports' wires: each
-# guest's first NIC (its WAN) and second (its LAN) reach another guest.
-HARDWARE = Topology(
-    "hardware", lane="main", shared=False,
-    machines=(Machine("nvme", firmware="uefi", disk_bus="nvme", display="virtio", tty1_ui=True),
-              Machine("ahci", disk_bus="ahci", display="std", tty1_ui=True),
+# the image lab: the machines people flash keel onto, as QEMU can make them.
+# Each guest boots from another disk bus, with another screen, its NICs of
+# other models in an order unlike their drivers' (e1000e before vmxnet3 and
+# igb before rtl8139 on the bus; the kernel's ethN come in driver order).
+# The ports' wires: each guest's first NIC (its WAN) and second (its LAN)
+# reach another guest. None is restored: each boots (a boot is what is tested).
+IMAGE = Topology(
+    "image", lane="main", shared=True,
+    machines=(Machine("nvme", firmware="uefi", disk_size=f"{DATA_DISK_MIB}M", disk_bus="nvme",
+                      display="virtio", tty1_ui=True),
+              Machine("ahci", smp=2, disk_bus="ahci", display="std", tty1_ui=True),
               Machine("scsi", disk_bus="scsi"),
               Machine("ide", disk_bus="ide"),
               Machine("usb", disk_bus="usb")),
@@ -257,11 +265,15 @@ HARDWARE = Topology(
            Wire("x2", "scsi", "ide", ("e1000", "rtl8139")),
            Wire("x3", "ide", "usb", ("e1000e", "vmxnet3")),
            Wire("x4", "usb", "nvme", ("igb", "e1000"))),
-    about="one guest per disk bus (NVMe, AHCI, virtio-scsi, IDE, USB), screens of three "
-          "kinds, NICs of six models: the boot, /data, the ports by identity, the UI on tty1")
+    prepare=_image,
+    about="the image by each firmware (nvme: UEFI, ahci: BIOS) and on every disk bus (NVMe, "
+          "AHCI, virtio-scsi, IDE, USB), screens of three kinds, NICs of six models: the boot, "
+          "/data, the console, the ports by identity")
 
-TOPOLOGIES: dict[str, Topology] = {t.name: t for t in (IMAGE, ROUTER, BLOATED, TUNNEL, PAIRING,
-                                                         UPGRADE, RESTORE, HARDWARE)}
+# in the order each lane runs its labs (tests/lab/lanes.py): the main lane's
+# image lab before pairing
+TOPOLOGIES: dict[str, Topology] = {t.name: t for t in (RESTORE, ROUTER, BLOATED, TUNNEL, IMAGE,
+                                                         PAIRING, UPGRADE)}
 
 
 def named(name: str) -> Topology:

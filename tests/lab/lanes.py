@@ -9,8 +9,10 @@ lanes", says why each exists and how its numbers were found):
   - the quiet lane: the modules of the labs of the quiet lane, whose
     verdicts measure the host's spare CPU (tests/lab/marks.py); in each lab
     its other modules first, then those that `measure`, then those that need
-    the host to themselves (`host_alone`: they wait until the side and main
-    lanes have ended); the labs with no such module first;
+    the host to themselves (`host_alone`: they wait until the runner has
+    moved the side and main lanes into an idle CPU group, tests/lab/idle_group.py,
+    or until those have ended where it cannot); the labs with no such module
+    first;
   - the main lane: the modules of the main lane's labs.
 
 The quiet lane's guests come first for the host's CPU once booted: the other
@@ -37,7 +39,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from tests.lab import paths
+from tests.lab import labs, paths
+from tests.lab.idle_group import IdleGroup, NoIdleGroup
 from tests.lab.lifetime import shared_name
 from tests.lab.marks import traits
 from tests.lab.paths import LabError
@@ -55,11 +58,18 @@ HOST_WORKERS = 3
 # side lane's between), and every guest's while it boots
 BACKGROUND_NICE = 5
 SIDE_NICE = 3
-GUEST_NICE = {"quiet": 0, "side": SIDE_NICE, "main": BACKGROUND_NICE}
+GUEST_NICE = {"quiet": 0, **dict.fromkeys(SIDE_LANES, SIDE_NICE), "main": BACKGROUND_NICE}
 BOOT_NICE = dict.fromkeys(GUEST_NICE, BACKGROUND_NICE)
 
 
-LOCK = paths.RUNS / "lanes.lock"  # held by the runner while the side and main lanes run
+# held by the runner until the host is the quiet lane's (the side and main
+# lanes stepped aside or ended), and until they have ended
+LOCK = paths.RUNS / "lanes.lock"
+ENDED = paths.RUNS / "lanes-ended.lock"
+# made by the quiet lane when a host_alone module waits for the host: the
+# runner then moves the side and main lanes into an idle CPU group
+WANTED = paths.RUNS / "host-wanted"
+IDLE_GROUP = "keel-lab-idle"
 
 
 def quiet(module: Any) -> bool:
@@ -103,11 +113,20 @@ def lane_of_item(item: Any) -> str:
     return lab.lane
 
 
+def lab_rank(item: Any) -> int:
+    """Where `item`'s lab stands in tests/lab/labs.py's table (-1: no lab)."""
+    lab = traits(getattr(item, "module", None)).lab
+    return -1 if lab is None else list(labs.TOPOLOGIES).index(lab.name)
+
+
 def select(items: list[Any], lane: str) -> tuple[list[Any], list[Any]]:
-    """The items this lane runs, and those it leaves to the others."""
+    """The items this lane runs, and those it leaves to the others; a lab
+    lane runs its labs in the table's order (tests/lab/labs.py)."""
     if lane == "all":
         return items, []
     keep = [i for i in items if lane_of_item(i) == lane]
+    if lane != "host":
+        keep.sort(key=lab_rank)  # (stable: a lab's modules keep their order)
     return keep, [i for i in items if lane_of_item(i) != lane]
 
 
@@ -137,19 +156,25 @@ def quiet_last(items: Iterable[Any]) -> list[Any]:
             for item in (block if weight(block) == 0 else sorted(block, key=rank))]
 
 
-def wait_for_other_lanes(say=print) -> float:
-    """Block until the side and main lanes have ended (their runner holds
-    LOCK meanwhile; with no runner, at once); the seconds waited."""
+def wait_for_other_lanes(say=print, *, ended: bool = False) -> float:
+    """Block until the host is this lane's: the runner (which holds LOCK
+    while the side and main lanes run) lets go once it has moved them into an
+    idle CPU group (asked by WANTED), or once they have ended where it
+    cannot; `ended`: until they have ended (ENDED). With no runner, at once.
+    The seconds waited."""
     LOCK.parent.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
-    with LOCK.open("a") as f:
+    with (ENDED if ended else LOCK).open("a") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            say("\n(waiting for the side and main lanes to end: the next module needs the "
-                "host alone)")
+            if not ended:
+                WANTED.touch()
+            say("\n(waiting for the host: the next module needs it to itself; the side and "
+                + ("main lanes end)" if ended else "main lanes step aside, or end)"))
             fcntl.flock(f, fcntl.LOCK_EX)
         fcntl.flock(f, fcntl.LOCK_UN)
+    WANTED.unlink(missing_ok=True)
     return time.monotonic() - began
 
 
@@ -178,8 +203,11 @@ def main(argv: list[str]) -> int:
     logged = [lane for lane in LANES if lane != "main"]  # main prints as it goes
     logs = {lane: log_of(lane).open("w") for lane in logged}
     procs: dict[str, subprocess.Popen] = {}
-    lock = LOCK.open("a")
-    fcntl.flock(lock, fcntl.LOCK_EX)  # until the side and main lanes have ended
+    lock, ended_lock = LOCK.open("a"), ENDED.open("a")
+    fcntl.flock(lock, fcntl.LOCK_EX)  # until the host is the quiet lane's
+    fcntl.flock(ended_lock, fcntl.LOCK_EX)  # until the side and main lanes have ended
+    WANTED.unlink(missing_ok=True)
+    idle: IdleGroup | None = None
 
     def start(lane: str, *extra: str) -> None:
         out = logs.get(lane)
@@ -215,17 +243,48 @@ def main(argv: list[str]) -> int:
     for lane in AFTER_HOST:
         start(lane)
     waiting = [*SIDE_LANES, *AFTER_HOST]
-    while waiting:
-        ended = next((lane for lane in waiting if procs[lane].poll() is not None), None)
-        if ended is None:
-            time.sleep(1)
-            continue
-        reap(ended)
-        waiting.remove(ended)
-        print(f"({ended} lane ended: {took[ended] / 60:.1f} min, exit {rc[ended]})", flush=True)
-        if not set(waiting) & {*SIDE_LANES, "main"} and not lock.closed:
-            fcntl.flock(lock, fcntl.LOCK_UN)  # the quiet lane's host_alone modules go on
-            lock.close()
+    stepping_aside = [*SIDE_LANES, "main"]
+
+    def let_go(why: str) -> None:
+        fcntl.flock(lock, fcntl.LOCK_UN)  # the quiet lane's host_alone modules go on
+        lock.close()
+        print(f"(the quiet lane has the host from {(time.monotonic() - began) / 60:.1f} min: "
+              f"{why})", flush=True)
+
+    try:
+        while waiting:
+            aside = [procs[lane].pid for lane in waiting if lane in stepping_aside]
+            if idle is not None:
+                idle.sweep(aside)  # (a process forked while the last sweep read /proc)
+            elif WANTED.exists() and not lock.closed and aside:
+                try:
+                    idle = IdleGroup.make(IDLE_GROUP)
+                    idle.sweep(aside)
+                    let_go(f"the {' and '.join(x for x in waiting if x in stepping_aside)} "
+                           f"lanes take only idle CPU time now ({idle.path})")
+                except NoIdleGroup as err:
+                    WANTED.unlink(missing_ok=True)
+                    print(f"(no idle CPU group: {err}; the quiet lane waits for the side "
+                          "and main lanes to end)", flush=True)
+            ended = next((lane for lane in waiting if procs[lane].poll() is not None), None)
+            if ended is None:
+                time.sleep(1)
+                continue
+            reap(ended)
+            waiting.remove(ended)
+            print(f"({ended} lane ended: {took[ended] / 60:.1f} min, exit {rc[ended]})",
+                  flush=True)
+            if ended == "quiet" and idle is not None:
+                idle.release()  # the measuring is over: the lanes left weigh as before
+                idle = None
+            if not set(waiting) & set(stepping_aside) and not ended_lock.closed:
+                fcntl.flock(ended_lock, fcntl.LOCK_UN)
+                ended_lock.close()
+                if not lock.closed:
+                    let_go("the side and main lanes have ended")
+    finally:
+        if idle is not None:
+            idle.release()
     for lane in logged:
         print(f"\n{'=' * 30} {lane} lane ({took[lane] / 60:.1f} min, exit {rc[lane]}) "
               f"{'=' * 30}")

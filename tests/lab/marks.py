@@ -8,10 +8,14 @@ of its lab, lane and scheduling (tests/lab/lanes.py, tests/lab/lifetime.py).
   before any other module set them up.
 - `measures`: the module's verdicts measure the host's spare CPU (rates,
   latency under load, CPU cost): its lab's other modules run before it.
-- `host_alone(first=(...))`: it needs the host to itself (adaptive CAKE, whose
-  controller rightly ignores the seconds in which its own CPU stalled): it
-  waits until the side and main lanes have ended, after its lab is up and the
-  module fixtures named in `first` are set up. Implies `measures`."""
+- `host_alone(first=(...), saturates=False)`: it needs the host to itself
+  (adaptive CAKE, whose controller rightly ignores the seconds in which its
+  own CPU stalled): once its lab is up and the module fixtures named in
+  `first` are set up, it waits until the side and main lanes take only idle
+  CPU time (or have ended). `saturates`: its guests keep every host core busy,
+  which would leave the lanes stepped aside no CPU at all for a minute (their
+  guests' 30 s watchdogs would reset them): it waits until they have ended.
+  Implies `measures`."""
 
 from __future__ import annotations
 
@@ -26,7 +30,8 @@ from tests.lab.paths import LabError
 MARKERS = (
     "lab(name, fresh=False): the lab of tests/lab/labs.py this module runs on",
     "measures: the module's verdicts measure the host's spare CPU (the quiet lane, last)",
-    "host_alone(first=()): the module needs the host to itself (after the other lanes)",
+    "host_alone(first=(), saturates=False): the module needs the host to itself "
+    "(the other lanes stepped aside, or ended)",
 )
 
 
@@ -39,6 +44,7 @@ class Traits:
     measures: bool = False
     alone: bool = False
     first: tuple[str, ...] = ()
+    saturates: bool = False
 
     @property
     def shared(self) -> str | None:
@@ -77,13 +83,16 @@ def traits(module: Any) -> Traits:
             raise LabError(f"{where}: fresh= is for a shared lab; {topology.name!r} is not")
     alone = found.get("host_alone")
     first: tuple[str, ...] = ()
+    saturates = False
     if alone is not None:
         first = tuple(alone.kwargs.get("first", ()))
-        if alone.args or set(alone.kwargs) - {"first"}:
-            raise LabError(f"{where}: pytest.mark.host_alone takes first=(fixture names) only")
+        saturates = bool(alone.kwargs.get("saturates", False))
+        if alone.args or set(alone.kwargs) - {"first", "saturates"}:
+            raise LabError(f"{where}: pytest.mark.host_alone takes first=(fixture names) "
+                           "and saturates= only")
     measures = "measures" in found or alone is not None
     if measures and (topology is None or topology.lane != "quiet"):
         on = f"{topology.name!r} (the {topology.lane} lane)" if topology else "no lab"
         raise LabError(f"{where}: a module that measures the host runs on a lab of the quiet "
                        f"lane, not on {on}")
-    return Traits(topology, fresh, measures, alone is not None, first)
+    return Traits(topology, fresh, measures, alone is not None, first, saturates)

@@ -51,7 +51,7 @@ def test_each_lane_runs_the_modules_of_its_labs_and_all_runs_every_one():
     # the labs of the quiet lane: all their modules, measuring or not (first_boot)
     assert names(quiet) == ["test_first_boot", "test_selftest", "test_tunnel_cpu"]
     main, other = lanes.select(ITEMS, "main")
-    assert names(main) == ["test_pairing", "test_boot"]
+    assert names(main) == ["test_boot", "test_pairing"]  # the table's order (below)
     assert names(other) == ["test_unit", "test_upgrade", "test_first_boot", "test_selftest",
                             "test_tunnel_cpu"]
     side, _ = lanes.select(ITEMS, "side")
@@ -59,6 +59,16 @@ def test_each_lane_runs_the_modules_of_its_labs_and_all_runs_every_one():
     host, _ = lanes.select(ITEMS, "host")  # no guest: the host lane
     assert names(host) == ["test_unit"]
     assert lanes.select(ITEMS, "all") == (ITEMS, [])
+
+
+def test_a_lab_lane_runs_its_labs_in_the_tables_order():
+    items = [item(m, n) for m in (PAIR, HOST, BOOT) for n in range(2)]
+    main, _ = lanes.select(items, "main")
+    order = list(labs.TOPOLOGIES)
+    assert order.index("image") < order.index("pairing")
+    assert names(main) == ["test_boot", "test_pairing"]
+    assert [i.nodeid for i in main][:2] == ["test_boot::t0", "test_boot::t1"]
+    assert names(lanes.select(items, "all")[0]) == ["test_pairing", "test_unit", "test_boot"]
 
 
 def test_every_item_has_one_lane():
@@ -69,7 +79,7 @@ def test_every_item_has_one_lane():
 def test_a_lab_test_that_names_no_lab_or_a_wrong_one_is_an_error_that_names_it():
     with pytest.raises(LabError, match="test_nolab: a lab test module names its lab"):
         lanes.select([item(mod("test_nolab"), 0)], "main")
-    with pytest.raises(LabError, match=r"test_typo.*no lab named 'blaoted'.*known: image"):
+    with pytest.raises(LabError, match=r"test_typo.*no lab named 'blaoted'.*known: restore"):
         lanes.select([item(mod("test_typo", pytest.mark.lab("blaoted")), 0)], "main")
     with pytest.raises(LabError, match=r"test_m: a module that measures .* 'image' \(the main"):
         lanes.select([item(mod("test_m", pytest.mark.lab("image"), MEASURES), 0)], "main")
@@ -105,15 +115,50 @@ def test_the_wait_ends_when_the_runner_lets_go(tmp_path, monkeypatch):
     import threading
 
     monkeypatch.setattr(lanes, "LOCK", tmp_path / "lanes.lock")
+    monkeypatch.setattr(lanes, "WANTED", tmp_path / "host-wanted")
     said: list[str] = []
     assert lanes.wait_for_other_lanes(said.append) < 1 and said == []  # no runner
+    assert not lanes.WANTED.exists()
+    asked = []
     with lanes.LOCK.open("a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
-        threading.Timer(0.3, lambda: fcntl.flock(held, fcntl.LOCK_UN)).start()
+
+        def runner() -> None:  # sees the request, then lets go
+            asked.append(lanes.WANTED.exists())
+            fcntl.flock(held, fcntl.LOCK_UN)
+
+        threading.Timer(0.3, runner).start()
         began = time.monotonic()
         lanes.wait_for_other_lanes(said.append)
         assert time.monotonic() - began >= 0.25
-    assert said and "waiting for the side and main lanes" in said[0]
+    assert asked == [True] and not lanes.WANTED.exists()
+    assert said and "waiting for the host" in said[0]
+
+
+def test_a_module_that_saturates_the_host_waits_until_the_others_have_ended(tmp_path,
+                                                                             monkeypatch):
+    """Stepped aside is not enough for it: it waits on ENDED (the runner lets
+    go of it once the side and main lanes have ended) and asks for no idle
+    group."""
+    import fcntl
+    import threading
+
+    monkeypatch.setattr(lanes, "LOCK", tmp_path / "lanes.lock")
+    monkeypatch.setattr(lanes, "ENDED", tmp_path / "lanes-ended.lock")
+    monkeypatch.setattr(lanes, "WANTED", tmp_path / "host-wanted")
+    asked = []
+    with lanes.ENDED.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+
+        def runner() -> None:
+            asked.append(lanes.WANTED.exists())
+            fcntl.flock(held, fcntl.LOCK_UN)
+
+        threading.Timer(0.3, runner).start()
+        began = time.monotonic()
+        lanes.wait_for_other_lanes(lambda _: None, ended=True)
+        assert time.monotonic() - began >= 0.25
+    assert asked == [False]
 
 
 def test_the_quiet_lanes_guests_come_first_once_booted_and_the_host_lane_sets_none():
@@ -181,14 +226,20 @@ def test_the_real_lab_modules_name_their_labs_by_markers_only():
     lane_of = {m.__name__.rsplit(".", 1)[-1]: lanes.lane_of_item(i)
                for m, i in zip(modules, items, strict=True)}
     assert set(lane_of.values()) <= set(lanes.LANES) - {"host"}, lane_of
-    # the upgrade lab alone beside the host tests; the image lab and pairing
-    # in the main lane; the router lab in the quiet lane, before its quiet lab
+    # the upgrade lab alone beside the host tests; the image lab (the
+    # hardware matrix) and pairing in the main lane; the router lab in the
+    # quiet lane, before its quiet lab
     assert [m for m, lane in lane_of.items() if lane == "side"] == ["test_upgrade"]
-    assert {lane_of[m] for m in ("test_boot", "test_data", "test_pairing")} == {"main"}
+    assert {lane_of[m] for m in ("test_boot", "test_data", "test_hardware",
+                                 "test_pairing")} == {"main"}
     assert {lane_of[m] for m in ("test_router", "test_ui_console", "test_adaptive")} == {"quiet"}
     quiet = names(lanes.quiet_last([i for i in items if lane_of[i.nodeid.rsplit(".", 1)[-1]]
                                     == "quiet"]))
     assert quiet.index("tests.vm.test_ui_console") < quiet.index("tests.vm.test_first_boot")
+    # the module whose guests saturate the host (it waits for the other lanes
+    # to end) comes after those that need them only stepped aside
+    saturating = [m.__name__ for m in modules if traits(m).saturates]
+    assert saturating == ["tests.vm.test_tunnel_cpu"] and quiet[-1] == saturating[0]
     # every lab of the table is used by some module, and only shared labs by several
     used: dict[str, set[str]] = {}
     for m in modules:

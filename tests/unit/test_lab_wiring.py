@@ -59,13 +59,13 @@ def test_no_guest_gets_a_user_mode_network(tmp_path):
 
 def test_the_hardware_lab_asks_qemu_for_each_disk_bus_screen_and_nic_model(tmp_path,
                                                                           monkeypatch):
-    """The hardware matrix's command lines (tests/lab/labs.py: HARDWARE), each
+    """The hardware matrix's command lines (tests/lab/labs.py: IMAGE), each
     one checked against the QEMU that runs them: every device it names exists."""
     from tests.lab import guest, labs
 
     monkeypatch.setattr(guest, "dev_image", lambda: tmp_path / "image.qcow2")
     lab = Lab(tmp_path, accel=TCG)
-    guests = labs.HARDWARE.define(lab)
+    guests = labs.IMAGE.define(lab)
     argvs = {name: g.qemu_argv() for name, g in guests.items()}
     assert "nvme,drive=boot,serial=keel-boot,bootindex=0" in argvs["nvme"]
     assert "virtio-vga" in argvs["nvme"] and "VGA" in argvs["ahci"]

@@ -26,7 +26,8 @@ from tests.lab.throttle import throttled
 # which the edge's own CPU stalled, and beside the main and side lanes, with
 # the quiet lane's guests first for the host, the edge's stall meter still saw
 # 40-117 ms (every move "stall: skipped"), the rates never followed the line
-# and the module failed; run last in the quiet lane, once the others have ended
+# and the module failed; run last in the quiet lane, the others stepped aside
+# (an idle CPU group) or ended
 # (first: keel's config on both, before the wait for the host)
 pytestmark = [pytest.mark.lab("bloated"), pytest.mark.host_alone(first=("hub_pub",))]
 

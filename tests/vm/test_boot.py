@@ -1,11 +1,15 @@
-"""The one disk image boots by BIOS (SeaBIOS) and by UEFI (OVMF) to a login on
-ttyS0, with the board's kernel command line; tty1 runs the console UI, and
-falls back to a login when the UI keeps failing."""
+"""The one disk image boots by BIOS (SeaBIOS, from AHCI) and by UEFI (OVMF,
+from NVMe) to a login on ttyS0, with the board's kernel command line; tty1
+runs the console UI, drawn on the machine's screen, and falls back to a
+login when the UI keeps failing."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from tests.lab import screen_text
 from tests.lab.paths import CMDLINE_FILE
 
 pytestmark = pytest.mark.lab("image")
@@ -29,6 +33,30 @@ def test_boot_reaches_login_on_ttyS0(shared_lab, firmware):
     # init is BusyBox, and the keel command is installed
     assert "busybox" in guest.check("readlink -f /proc/1/exe")
     assert guest.check("keel --version").startswith("keel ")
+
+
+# the first boot's question on tty1, as tesseract reads it off the screen
+FIRST_BOOT = r"first boot: set root"
+
+
+@pytest.mark.parametrize("firmware", ["uefi", "bios"])
+def test_the_console_ui_is_drawn_on_the_screen(shared_lab, firmware):
+    """The screen QEMU shows (its screendump), read back as text: the UI's
+    first-boot dialog is there. UEFI's guest has a virtio-vga, whose KMS
+    driver takes the screen from the firmware's framebuffer (the console
+    must survive that); BIOS's the standard VGA."""
+    guest = shared_lab.by_firmware(firmware)
+    screen_text.wait_for(guest, FIRST_BOOT, 180)
+    # the dashboard behind the dialog, once its first poll is drawn (a loaded
+    # guest showed "reading wg" there first), in a line tesseract reads
+    # whole (it misread the bold top line once: "NOW what limits later")
+    text = screen_text.wait_for(guest, r"no WireGuard interface", 120)
+    assert re.search(FIRST_BOOT, text, re.I), text  # the dialog still up
+    if firmware == "uefi":
+        # seen: the UI off on its tty1 from here, as on the lab's other guests
+        # (its once-a-second refresh is emulated CPU no test after reads); the
+        # BIOS guest's stays, for the test below
+        guest.check("touch /run/keel/tty1-off; pkill -f 'keel tui --console'; true")
 
 
 def test_tty1_runs_the_ui_and_falls_back_to_a_login_after_3_failed_starts(shared_lab):

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.lab("image")
 
 @pytest.fixture(scope="module")
 def guest(shared_lab):
-    return shared_lab.uefi  # on a disk of shared.DATA_DISK_MIB
+    return shared_lab.uefi  # on a disk of labs.DATA_DISK_MIB
 
 
 def test_data_grew_to_fill_the_disk(guest):
@@ -24,12 +24,14 @@ def test_data_grew_to_fill_the_disk(guest):
     # the image's data partition is 32 MiB, the last: it now reaches the end
     # of the disk (what comes before it, ESP and slots, is the image's layout;
     # ext4's own overhead is a few per cent)
-    disk = labs.DATA_DISK_MIB
+    disk_mib = labs.DATA_DISK_MIB
     part = source.removeprefix("/dev/")
     start_mib = int(guest.check(f"cat /sys/class/block/{part}/start")) * 512 >> 20
-    assert size_mib > (disk - start_mib) * 0.9, \
-        f"/data is {size_mib} MiB on a {disk} MiB disk, its partition starts at {start_mib} MiB"
-    assert "backup GPT" not in guest.check("sfdisk --verify /dev/vda 2>&1; true")
+    assert size_mib > (disk_mib - start_mib) * 0.9, (
+        f"/data is {size_mib} MiB on a {disk_mib} MiB disk, its partition starts at "
+        f"{start_mib} MiB")
+    disk = guest.check(f"lsblk -n -o PKNAME {source}")
+    assert "backup GPT" not in guest.check(f"sfdisk --verify /dev/{disk} 2>&1; true")
 
 
 def test_root_is_read_only(guest):

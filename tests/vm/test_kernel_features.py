@@ -11,7 +11,7 @@ pytestmark = pytest.mark.lab("image")
 
 def test_router_kernel_features_work(shared_lab):
     guest = shared_lab.bios
-    wan = guest.ifname("spare")  # a NIC with no peer: enough to hang qdiscs on
+    wan = guest.ifname("x1")  # a NIC no test configures: enough to hang qdiscs on
 
     guest.check(f"ip link set {wan} up")
     guest.check("ip link add wg0 type wireguard")
