@@ -2,7 +2,8 @@
 a static WAN has an address and a usable gateway, the DHCP range lies in the
 LAN, the LAN, WAN and tunnel are apart, settings that would be silently
 ignored; the tunnel's own rules are in wireguard_relations.py, the port
-forwards' in forward_relations.py, IPv6's in ipv6_relations.py."""
+forwards' in forward_relations.py, IPv6's in ipv6_relations.py, the metrics
+endpoint's in metrics_relations.py."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 from keel.adaptive import target
 from keel.config import forward_relations as forwards
 from keel.config import ipv6_relations as ipv6
+from keel.config import metrics_relations
 from keel.config import wireguard_relations as tunnel
 from keel.config.errors import Problem
 from keel.config.netsets import Address, Interface, Network, address, interface
@@ -193,4 +195,5 @@ def cross_checks(cfg: Config, clean: frozenset[str] | None = None) -> list[Probl
         out += forwards.names_and_ranges(cfg)
     if ready("forward", "system", "wireguard", "lan", "firewall", "ipv6"):
         out += forwards.forwards(cfg)
+    out += metrics_relations.metrics(cfg, clean)
     return out

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from keel.ports import METRICS_TCP
+
 RATE_MAX_KBIT = 100_000_000  # 100 Gbit/s
 
 # CAKE overhead presets (bytes added to every packet), from the field
@@ -284,6 +286,16 @@ class Access:
 
 
 @dataclass(frozen=True)
+class Metrics:
+    enabled: bool = key(False, "serve metrics for Prometheus (keel metrics-serve, GET /metrics) "
+                               "on the LAN's and the tunnel's addresses (docs/history.md)")
+    port: int = key(METRICS_TCP, "the TCP port it listens on (9586: the WireGuard "
+                                 "exporters' port, whose metric names keel keeps)", PORT)
+    on_wan: bool = key(False, "serve it on the WAN too: the port opened there to anyone "
+                              "(the metrics name peers, addresses and the version)")
+
+
+@dataclass(frozen=True)
 class Forward:
     name: str = required("a name for the forward (keel forwards shows it)", syntax("hostname"))
     port: str | int = required("the public port on the hub's WAN, or a range like "
@@ -316,6 +328,7 @@ class Config:
     selftest: Selftest = section(Selftest, "self-test support")
     access: Access = section(Access, "who may log in over SSH (the root password is set "
                                      "from the console: keel access password)")
+    metrics: Metrics = section(Metrics, "metrics for Prometheus (off by default)")
     forward: tuple[Forward, ...] = key((), "port forwards from the hub's public address, "
                                            "one [[forward]] table each; the same table on the "
                                            "hub and on the edge named by via (docs/forwards.md)",

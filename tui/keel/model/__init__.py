@@ -16,6 +16,7 @@ from keel.model.router import (
     Forward,
     Ipv6,
     Lan,
+    Metrics,
     Nat,
     Peer,
     RouterModel,
@@ -27,6 +28,7 @@ from keel.model.router import (
     WireGuard,
 )
 
-__all__ = ["Firewall", "Forward", "InvalidConfig", "Ipv6", "Lan", "Nat", "Peer", "RouterModel",
-           "Selftest", "Shaping", "System", "Tuning", "Wan", "WireGuard", "config_in_force",
-           "in_force", "model_from_config", "model_of", "read_loaded", "read_model"]
+__all__ = ["Firewall", "Forward", "InvalidConfig", "Ipv6", "Lan", "Metrics", "Nat", "Peer",
+           "RouterModel", "Selftest", "Shaping", "System", "Tuning", "Wan", "WireGuard",
+           "config_in_force", "in_force", "model_from_config", "model_of", "read_loaded",
+           "read_model"]

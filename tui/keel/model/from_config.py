@@ -68,4 +68,6 @@ def model_from_config(cfg: schema.Config) -> m.RouterModel:
         system=m.System(hostname=cfg.system.hostname),
         access=m.Access(ssh_keys=cfg.access.ssh_keys),
         forwards=tuple(_forward(cfg, fwd) for fwd in cfg.forward),
-        ipv6=m.Ipv6(routed_prefix=cfg.ipv6.routed_prefix, ndp_proxy=cfg.ipv6.ndp_proxy))
+        ipv6=m.Ipv6(routed_prefix=cfg.ipv6.routed_prefix, ndp_proxy=cfg.ipv6.ndp_proxy),
+        metrics=m.Metrics(enabled=cfg.metrics.enabled, port=cfg.metrics.port,
+                          on_wan=cfg.metrics.on_wan))

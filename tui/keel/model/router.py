@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from keel.ports import METRICS_TCP
+
 
 @dataclass(frozen=True)
 class Shaping:
@@ -203,6 +205,17 @@ class Ipv6:
 
 
 @dataclass(frozen=True)
+class Metrics:
+    """The Prometheus endpoint ([metrics]): `keel metrics-serve` on the LANs'
+    and the tunnel's addresses, on every address with on_wan (the ruleset
+    opens the port on the WAN then)."""
+
+    enabled: bool = False
+    port: int = METRICS_TCP
+    on_wan: bool = False
+
+
+@dataclass(frozen=True)
 class RouterModel:
     wans: tuple[Wan, ...]
     lans: tuple[Lan, ...] = ()
@@ -215,3 +228,4 @@ class RouterModel:
     access: Access = field(default_factory=Access)
     forwards: tuple[Forward, ...] = ()
     ipv6: Ipv6 = field(default_factory=Ipv6)
+    metrics: Metrics = field(default_factory=Metrics)
