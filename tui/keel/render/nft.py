@@ -18,18 +18,23 @@ those ports on the WAN. The set is empty but while `keel pair` waits on the
 hub; it then holds one element with a kernel timeout, so the port closes by
 itself even if keel is killed. `keel pair` adds and deletes only that
 element (`pairing_open`, `pairing_close`); the ruleset is never reloaded
-for it."""
+for it.
+
+The Prometheus endpoint ([metrics], keel metrics-serve) is reached from the
+LAN by the LAN's own accept, from the tunnel by a rule of its own while it is
+enabled, and from the WAN only with metrics.on_wan."""
 
 from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable, Sequence
 
+from keel import ports
 from keel.adaptive import wire
 from keel.model import Forward, RouterModel
 from keel.render.wireguard import FORWARD_MARK, hub_address
 
-IPERF3_PORT = 5201
+IPERF3_PORT = ports.IPERF3
 PROBE_PORT = wire.PORT
 TABLE = ("inet", "keel")
 PAIRING_SET = "pairing"
@@ -359,6 +364,10 @@ def render_ruleset(model: RouterModel,
         lines.append(f'\t\tiifname "{tun}" meta l4proto icmp accept')
         # keel's delay probes (keel.adaptive.wire): answered from the tunnel only
         lines.append(f'\t\tiifname "{tun}" udp dport {PROBE_PORT} accept')
+        if model.metrics.enabled:
+            # the Prometheus endpoint (keel metrics-serve); the LAN's accept
+            # above takes it from the LAN already
+            lines.append(f'\t\tiifname "{tun}" tcp dport {model.metrics.port} accept')
     if wans:
         w = _set(wans)
         if fw.ping_on_wan:
@@ -369,6 +378,8 @@ def render_ruleset(model: RouterModel,
         if fw.ssh_on_wan:
             lines.append(f"\t\tiifname {w} tcp dport 22 accept")
         lines.append(f"\t\tiifname {w} tcp dport @{PAIRING_SET} accept")
+        if model.metrics.enabled and model.metrics.on_wan:
+            lines.append(f"\t\tiifname {w} tcp dport {model.metrics.port} accept")
         for port in fw.open_tcp:
             lines.append(f"\t\tiifname {w} tcp dport {port} accept")
         for port in fw.open_udp:
