@@ -116,6 +116,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("keel.config.cli", "add_config_commands"),
     "doctor": ("keel.doctor.cli", "add_doctor_command"),
     "forwards": ("keel.forwards.cli", "add_forwards_command"),
+    "history": ("keel.history.cli", "add_history_command"),
     "pair": ("keel.pair.cli", "add_pair_commands"),
     "peers": ("keel.pair.cli", "add_pair_commands"),
     "selftest": ("keel.selftest.cli", "add_selftest_commands"),
