@@ -44,7 +44,7 @@ missing_python() {
 	python3 - "$TOP/tests/requirements.txt" <<'PY' || echo "python-packages"
 import importlib.util, sys
 for module in ("pytest", "pexpect", "hypothesis", "pyte", "textual", "syrupy", "spake2",
-               "cryptography", "xdist"):
+               "cryptography", "xdist", "prometheus_client"):
     if importlib.util.find_spec(module) is None:
         sys.exit(1)
 PY

@@ -231,7 +231,7 @@ class CakeCollector:
                            for tin in q.tins),
                 adaptive=None if way is None else CakeAdaptive(
                     way.min_kbit * 1000, way.base_kbit * 1000, way.max_kbit * 1000),
-                rate_history=rates, throughput_history=throughs))
+                rate_history=rates, throughput_history=throughs, sent_bytes=q.bytes))
         dirs.sort(key=lambda d: (d.direction != "egress", d.dev))
         self._prev, self._prev_t = prev, t
         for gone in set(self._rates) - set(prev):  # a CAKE removed: its history goes too

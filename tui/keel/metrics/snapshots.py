@@ -141,6 +141,7 @@ class CakeDirection:
     # first: the last minutes the panel's sparklines draw
     rate_history: tuple[float, ...] = ()
     throughput_history: tuple[float, ...] = ()
+    sent_bytes: int | None = None  # cumulative, tc's counter (None: not read); the exposition's
 
     @property
     def way(self) -> str:
