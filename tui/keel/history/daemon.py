@@ -7,7 +7,7 @@ it, PROBE_S apart) and the stall meter's seconds, and makes one Point
 (keel.history.sampler) and the events of what changed (keel.history.events).
 The newest point goes to LATEST on /run at once (the metrics endpoint serves
 it); points and events go to the store on /data in one transaction every
-BATCH_S seconds (SSD and SD wear), and at SIGTERM. A store that cannot be
+BATCH_S seconds (SSD and SD wear), at SIGTERM, and at once on SIGUSR1. A store that cannot be
 opened or written does not stop the daemon: it says so once, keeps LATEST
 current and tries again at the next batch.
 """
@@ -42,6 +42,8 @@ PROBE_S = 0.5  # the probes' interval: 20 a path in a point
 BATCH_S = 60
 PEER_EVERY = 6  # intervals between looks for the peer to probe (its config may change)
 RUN = Path("/run/keel/history")
+# in RUN: the newest point (latest.json), and the last batch kept (written.json:
+# its newest point's t, and when)
 LATEST = RUN / "latest.json"
 ADAPT_LOG = Path("/run/keel/adapt.jsonl")
 MAX_ADAPT_READ = 256 * 1024  # bytes of adaptive CAKE's log read an interval at most
@@ -75,6 +77,7 @@ def read_latest(path: Path = LATEST, max_age_s: float = 3 * INTERVAL_S,
 class Seen:
     """What the events compare with: the last look at each of their sources."""
 
+    looked: bool = False  # the first look only notes what is there
     revision: int | None = None
     upgrade_at: float | None = None
     fresh: dict[str, bool] = field(default_factory=dict)
@@ -85,7 +88,7 @@ class Router:
     """The live router as the daemon reads it (keel.metrics' collectors and
     keel.system's readers): one read an interval."""
 
-    def __init__(self) -> None:
+    def __init__(self, source: Any = None) -> None:
         from keel.metrics.collectors import (
             CakeCollector,
             CpuCollector,
@@ -95,7 +98,7 @@ class Router:
         from keel.metrics.latency import LatencyCollector
         from keel.system.source import RealSource
 
-        self.source = RealSource()
+        self.source = source or RealSource()
         self.tunnel = TunnelCollector(self.source)
         self.cpu = CpuCollector(self.source)
         self.cake = CakeCollector(self.source)
@@ -108,25 +111,31 @@ class Router:
         self.names: dict[str, str] = {}
         self.wan_dev: str | None = None
 
-    def follow_config(self) -> None:
-        """The peer to probe and the WAN's NIC, from the config in force;
-        probes started again when the peer changed."""
+    def follow_peer(self) -> None:
+        """The peer to probe (keel.wireguard's chooser, as the console's);
+        the probes started again when it changed. No WireGuard interface, no
+        `wg` process."""
         from keel.metrics.latency import LatencyCollector, PingProbe
         from keel.metrics.live import probe_peer
+        from keel.system.links import wireguard_interfaces
 
-        peer = probe_peer(self.source)
+        peer = probe_peer(self.source) if wireguard_interfaces(self.source) else None
         key = None if peer is None else (peer.tunnel_ip, peer.public_ip, peer.fwmark)
-        if key != self.peer:
-            self.latency.stop()
-            probes = []
-            if peer is not None:  # as keel.metrics.live.latency_probes, at the daemon's pace
-                probes.append(PingProbe("tunnel", peer.tunnel_ip, interval=PROBE_S))
-                if peer.public_ip:
-                    probes.append(PingProbe("outside", peer.public_ip, interval=PROBE_S,
-                                            mark=peer.fwmark))
-            self.latency = LatencyCollector(probes)
-            self.latency.start()
-            self.peer = key
+        if key == self.peer:
+            return
+        self.latency.stop()
+        probes = []
+        if peer is not None:  # as keel.metrics.live.latency_probes, at the daemon's pace
+            probes.append(PingProbe("tunnel", peer.tunnel_ip, interval=PROBE_S))
+            if peer.public_ip:
+                probes.append(PingProbe("outside", peer.public_ip, interval=PROBE_S,
+                                        mark=peer.fwmark))
+        self.latency = LatencyCollector(probes)
+        self.latency.start()
+        self.peer = key
+
+    def follow_config(self) -> None:
+        """The WAN's NIC and the peers' names, from the config in force."""
         try:
             from keel.model.reading import in_force
 
@@ -166,46 +175,52 @@ class Router:
         self.latency.stop()
 
 
-def look(seen: Seen, t: float, tunnel: Any, names: dict[str, str]) -> list[Event]:
+@dataclass(frozen=True)
+class Places:
+    """Where the events' sources are (tests give their own)."""
+
+    revisions: Path = Path("/data/keel/revisions")
+    upgrades: Path = Path("/data/keel/upgrade")
+    adapt_log: Path = ADAPT_LOG
+
+
+def look(seen: Seen, t: float, tunnel: Any, names: dict[str, str],
+         places: Places = Places()) -> list[Event]:
     """The events since the last look (reads the revisions, the upgrade
     record and adaptive CAKE's log)."""
     from keel.state.revisions import RevisionStore
     from keel.upgrade.record import Records
 
     events: list[Event] = []
-    store = RevisionStore()
+    store = RevisionStore(places.revisions)
     number = store.current_number()
-    if seen.revision is not None or number is not None:
-        note = ""
-        if number is not None and number != seen.revision:
-            try:
-                note = store.get(number).note
-            except (LookupError, OSError):
-                note = ""
-        if (e := apply_event(t, seen.revision, number, note)) is not None and \
-                seen.revision is not None:
+    if seen.looked and number != seen.revision and number is not None:
+        try:
+            note = store.get(number).note
+        except (LookupError, OSError):
+            note = ""
+        if (e := apply_event(t, seen.revision, number, note)) is not None:
             events.append(e)
     seen.revision = number
-    last = Records().last()
+    last = Records(places.upgrades).last()
     if last is not None:
-        if (e := upgrade_event(seen.upgrade_at, last.line(), last.at, last.result,
-                               last.version)) is not None and seen.upgrade_at is not None:
+        if (seen.looked or seen.upgrade_at is not None) and (e := upgrade_event(
+                seen.upgrade_at, last.line(), last.at, last.result, last.version)) is not None:
             events.append(e)
         seen.upgrade_at = last.at if seen.upgrade_at is None else max(seen.upgrade_at, last.at)
-    elif seen.upgrade_at is None:
-        seen.upgrade_at = 0.0
+    seen.looked = True
     if tunnel is not None and not tunnel.error:
         found, seen.fresh = handshake_events(t, seen.fresh, tunnel.peers, names)
         events += found
-    events += rate_events(parse_rate_lines(_new_log_lines(seen)))
+    events += rate_events(parse_rate_lines(_new_log_lines(seen, places.adapt_log)))
     return events
 
 
-def _new_log_lines(seen: Seen) -> list[bytes]:
+def _new_log_lines(seen: Seen, path: Path) -> list[bytes]:
     """adaptive CAKE's log lines written since the last look (from its end
     at the first; from its start when it was rewritten shorter)."""
     try:
-        with ADAPT_LOG.open("rb") as f:
+        with path.open("rb") as f:
             size = f.seek(0, 2)
             if seen.adapt_offset is None or seen.adapt_offset > size:
                 start = size if seen.adapt_offset is None else 0
@@ -225,8 +240,10 @@ def _new_log_lines(seen: Seen) -> list[bytes]:
 class Daemon:
     def __init__(self, store_path: Path, router: Router | None = None,
                  clock: Callable[[], float] = time.time, say: Callable[[str], None] = print,
-                 latest: Path = LATEST) -> None:
-        self.store_path, self.clock, self.say, self.latest = store_path, clock, say, latest
+                 run_dir: Path = RUN, places: Places = Places()) -> None:
+        self.store_path, self.clock, self.say = store_path, clock, say
+        self.latest, self.written = run_dir / LATEST.name, run_dir / "written.json"
+        self.places = places
         self.router = router or Router()
         self.store: Any = None
         self.points: list[Point] = []
@@ -265,28 +282,40 @@ class Daemon:
         from keel.apply.engine import RUN_DIR
 
         self.router.follow_config()
+        self.router.follow_peer()
         if not self.open_store():
             return
-        meta = getattr(self.store, "meta", None)
-        if meta is not None and meta("boot_id") == boot_id:
-            return
+        try:
+            kept = self.store.events(0, self.clock() + 3600, kinds=("boot", "upgrade"))
+        except Exception as err:
+            self._failed(f"cannot read {self.store_path}: {err}")
+            kept = []
+        # an upgrade's outcome is an event once, whichever boot saw it
+        self.seen.upgrade_at = max((e.t for e in kept if e.kind == "upgrade"), default=0.0)
+        if any(e.kind == "boot" and e.data.get("boot_id") == boot_id for e in kept):
+            return  # the daemon started again on this boot
         record = read_record(RUN_DIR)
         applied = record.applied if record else None
         self.events.append(boot_event(self.clock(), applied, bool(record and record.failures),
-                                      version))
-        if meta is not None:
-            self.store.set_meta("boot_id", boot_id)
+                                      version, boot_id))
 
     def tick(self, t: int) -> Point:
         """One interval ending at `t`: its point, its events; a batch when due."""
         self.ticks += 1
-        if self.ticks % PEER_EVERY == 0:
-            self.router.follow_config()
         iv = self.router.interval(t)
         judged = point_of(iv, tuple(self.history))
         self.history.extend(judged.signals)
         self.points.append(judged.point)
-        self.events += look(self.seen, t, iv.tunnel, self.router.names)
+        found = look(self.seen, t, iv.tunnel, self.router.names, self.places)
+        self.events += found
+        # the peer to probe, again: after an apply, while there is none, and
+        # now and then (a handshake may change the chooser's pick); the config
+        # after an apply
+        applied = any(e.kind == "apply" for e in found)
+        if applied:
+            self.router.follow_config()
+        if applied or self.router.peer is None or self.ticks % PEER_EVERY == 0:
+            self.router.follow_peer()
         try:
             write_latest(self.latest, judged.point,
                          [{"cause": v.cause, "severity": v.severity, "text": v.text}
@@ -309,13 +338,26 @@ class Daemon:
             if len(self.points) > 6 * BATCH_S:  # a store down for long: keep the newest
                 del self.points[:-6 * BATCH_S]
             return
+        newest = max(p.t for p in self.points) if self.points else None
         self.points, self.events = [], []
+        try:
+            self.written.parent.mkdir(parents=True, exist_ok=True)
+            self.written.write_text(json.dumps({"newest": newest, "at": self.clock()}) + "\n")
+        except OSError:
+            pass  # (a note for whoever watches; the store has the batch)
 
-    def run(self, stop: threading.Event) -> None:
+    def run(self, stop: threading.Event, wake: threading.Event | None = None) -> None:
+        """Ticks on the wall clock's multiples of INTERVAL_S until `stop`;
+        `wake` set without `stop` (SIGUSR1) writes the batch at once; at the
+        end, the batch left. (Without `wake`, `stop` alone wakes it.)"""
+        wake = wake or stop
         while not stop.is_set():
-            now = self.clock()
-            t = (int(now) // INTERVAL_S + 1) * INTERVAL_S
-            if stop.wait(max(0.0, t - now)):
+            t = (int(self.clock()) // INTERVAL_S + 1) * INTERVAL_S
+            while not stop.is_set() and (left := t - self.clock()) > 0:
+                if wake.wait(left) and not stop.is_set():
+                    wake.clear()
+                    self.flush()
+            if stop.is_set():
                 break
             self.tick(t)
         self.flush()
@@ -329,13 +371,21 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="keel history-daemon")
     parser.add_argument("--store", type=Path, default=DEFAULT_PATH)
+    parser.add_argument("--run-dir", type=Path, default=RUN, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    stop = threading.Event()
+    stop, wake = threading.Event(), threading.Event()
+
+    def finish(*_: object) -> None:
+        stop.set()
+        wake.set()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    daemon = Daemon(args.store, say=lambda line: print(line, file=sys.stderr, flush=True))
+        signal.signal(sig, finish)
+    signal.signal(signal.SIGUSR1, lambda *_: wake.set())
+    daemon = Daemon(args.store, say=lambda line: print(line, file=sys.stderr, flush=True),
+                    run_dir=args.run_dir)
     daemon.start(image_version(), boot_id())
-    daemon.run(stop)
+    daemon.run(stop, wake)
     return 0
 
 

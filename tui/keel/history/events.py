@@ -26,14 +26,17 @@ from keel.thresholds import HANDSHAKE_STALE_S
 MAX_LOG_LINE = 4096  # bytes of one adapt.jsonl line read; a longer one is skipped
 
 
-def boot_event(t: float, applied: str | None, fallback: bool, version: str) -> Event:
-    """This boot, with the config its apply put in force."""
+def boot_event(t: float, applied: str | None, fallback: bool, version: str,
+               boot_id: str = "") -> Event:
+    """This boot (`boot_id`: the kernel's, which tells it from the others),
+    with the config its apply put in force."""
     if applied is None:
         how = "no config could be applied"
     else:
         how = f"applied {applied}" + (" (a fallback: `keel doctor` says why)" if fallback else "")
     return Event(t, "boot", f"boot of keel {version}: {how}"[:MAX_TEXT],
-                 {"applied": applied, "fallback": fallback, "version": version})
+                 {"applied": applied, "fallback": fallback, "version": version,
+                  "boot_id": boot_id})
 
 
 def apply_event(t: float, before: int | None, now: int | None, note: str = "") -> Event | None:
