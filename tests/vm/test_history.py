@@ -1,0 +1,92 @@
+"""A router that remembers, taken as a user does: a loaded minute on the
+bloated line (no CAKE: the isp's 500 ms FIFO fills) is kept by the history
+daemon with its cause, named as the console names it live; QEMU is killed
+the moment the daemon is told to write, and after the boot the store opens,
+every batch written before is there, and `keel history` and the console's
+history screen show the loaded minute as bloat.
+
+  lan -- edge --up-- isp (bloated FIFO) --core-- hub
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.lab import configs
+from tests.lab import topology as topo
+from tests.lab.guest import Guest
+from tests.lab.ui_driver import ConsoleUI
+
+pytestmark = pytest.mark.lab("bloated")
+
+LOAD_S = 40
+PID = "/run/keel/history.pid"
+WRITTEN = "/run/keel/history/written.json"
+LATEST = "/run/keel/history/latest.json"
+CHECK = ("python3 -c \"import sqlite3; "
+         "print(sqlite3.connect('/data/keel/history.db').execute('pragma quick_check')"
+         ".fetchone()[0])\"")
+
+
+@pytest.fixture(scope="module")
+def lab(shared_lab):
+    rl = shared_lab
+    configs.configure_with_keel(rl, download=0, upload=0)  # no CAKE: the line bloats
+    return rl
+
+
+def now(guest: Guest) -> int:
+    return int(float(guest.check("date +%s")))
+
+
+def kept(guest: Guest, since: int, until: int) -> list[dict]:
+    return guest.json(f"keel history --since @{since} --until @{until} --json", 120)
+
+
+def written_up_to(guest: Guest, t: int) -> None:
+    """Tell the daemon to write now (SIGUSR1), and wait until its batch
+    holds the point that ends at or after `t`."""
+    guest.check(f"kill -USR1 $(cat {PID})")
+    guest.until(f"python3 -c \"import json,sys; "
+                f"sys.exit(json.load(open('{WRITTEN}'))['newest'] < {t})\"", 120, every=2)
+
+
+def test_a_loaded_minute_is_kept_with_its_cause_across_a_power_cut(lab):
+    edge = lab.edge
+    # the daemon probes the hub through the tunnel (it follows the apply) and
+    # has seen the idle line: a point with its probes
+    edge.until(f"grep -q '\"tunnel\":{{\"p50_ms\":[0-9]' {LATEST}", 120, every=2)
+    edge.check("sleep 20")  # two more idle points: the baseline the load is judged on
+    begin = now(edge)
+    edge.check(f"iperf3 -c {topo.HUB_TUNNEL} -P 4 -t {LOAD_S} > /dev/null", LOAD_S * 4)
+    end = now(edge)
+    written_up_to(edge, end + 10)
+    before = kept(edge, begin - 30, end + 10)
+    loaded = [p for p in before if begin + 10 <= p["t"] <= end]
+    assert loaded, before
+    named = [p for p in loaded if "bloat" in p["causes"]]
+    assert len(named) >= len(loaded) / 2, [(p["t"], p["causes"]) for p in loaded]
+    assert any("CAKE is off" in p["evidence"] for p in named), named
+    p95 = [p["latency"]["tunnel"]["p95_ms"] for p in before if p["t"] < begin]
+    assert p95 and max(p["latency"]["tunnel"]["p95_ms"] for p in named) > 2 * max(p95)
+
+    # the power cut: QEMU killed as soon as the daemon is told to write
+    edge.console.child.sendline(f"kill -USR1 $(cat {PID})")
+    edge.power_cut()
+    edge.wait_for_login(180)
+    assert edge.check(CHECK, 120) == "ok"
+    after = kept(edge, begin - 30, end + 10)
+    assert after == before  # every batch written before the cut is there, as it was
+    events = edge.json(f"keel history events --since @{begin - 600} --json", 120)
+    assert [e["kind"] for e in events].count("boot") >= 1  # this boot
+    assert events[-1]["kind"] == "boot" and events[-1]["t"] > end
+
+    # the console: its history screen shows the loaded minute as a band of bloat
+    ui = ConsoleUI(edge)
+    ui.wait_for(r"NOW", 180)
+    ui.press("y")
+    ui.wait_for(r"(?i)history", 120)
+    ui.press("right")
+    text = ui.wait_for(r"bloat", 120)
+    ui.quit()
+    assert "bloat" in text, text
