@@ -230,9 +230,13 @@ def _num(value: Any) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"not a number: {type(value).__name__}")
-    if not math.isfinite(value):
+    try:
+        number = float(value)  # an int past a float's range raises OverflowError
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
         raise ValueError("not a finite number")
-    return float(value)
+    return number
 
 
 def _int(value: Any, name: str) -> int:
