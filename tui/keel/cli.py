@@ -9,6 +9,7 @@
     keel config check|example ...                        the config file
     keel access [password|no-password|keys ...]          root password, SSH keys
     keel selftest throughput|bufferbloat|mtu             against the WireGuard peer
+    keel metrics-serve [--listen ADDR]... [--port N]     metrics for Prometheus (a daemon)
     keel stall-meter                                     how late the CPU comes back (a daemon)
     keel tui                                             the console UI
     keel upgrade FILE|URL|status|rollback                signed A/B upgrades (RAUC)
@@ -117,6 +118,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("keel.doctor.cli", "add_doctor_command"),
     "forwards": ("keel.forwards.cli", "add_forwards_command"),
     "history": ("keel.history.cli", "add_history_command"),
+    "metrics-serve": ("keel.metrics.cli", "register"),
     "pair": ("keel.pair.cli", "add_pair_commands"),
     "peers": ("keel.pair.cli", "add_pair_commands"),
     "selftest": ("keel.selftest.cli", "add_selftest_commands"),
