@@ -11,7 +11,9 @@ ceiling):
   kept peer's allowed_ips cover; `route = "all"` with no kept peer taking
   0.0.0.0/0 or ::/0: the route becomes "none"), so the rest still applies;
 - `firewall.ssh_on_wan`, `ping_on_wan`, `forward_tunnel_to_wan`,
-  `forward_between_peers`, `selftest.iperf3_server`: on only if on in both;
+  `forward_between_peers`, `selftest.iperf3_server`, `metrics.enabled`,
+  `metrics.on_wan`: on only if on in both (the metrics cut off take on_wan
+  with them);
 - `firewall.open_tcp`, `open_udp`: the ports in both;
 - `[[forward]]`: the forwards in both, the same in every key.
 Root's password lives on /data, outside the revisions: a fallback does not
@@ -43,7 +45,8 @@ from keel.config.wireguard_relations import allowed_networks
 
 FLAGS = (("firewall", "ssh_on_wan", False), ("firewall", "ping_on_wan", True),
          ("firewall", "forward_tunnel_to_wan", False),
-         ("firewall", "forward_between_peers", False), ("selftest", "iperf3_server", False))
+         ("firewall", "forward_between_peers", False), ("selftest", "iperf3_server", False),
+         ("metrics", "enabled", False), ("metrics", "on_wan", False))
 PORTS = (("firewall", "open_tcp"), ("firewall", "open_udp"))
 
 
@@ -149,11 +152,13 @@ def narrow(config: Config, ceiling: Ceiling) -> tuple[Config, tuple[str, ...]]:
     wireguard = dataclasses.replace(config.wireguard, peer=tuple(peers))
     if len(peers) < len(config.wireguard.peer):
         wireguard = routes_of_kept_peers(wireguard, cut)
-    sections: dict[str, dict[str, Any]] = {"firewall": {}, "selftest": {}}
+    sections: dict[str, dict[str, Any]] = {"firewall": {}, "selftest": {}, "metrics": {}}
     for section, name, _ in FLAGS:
         if getattr(getattr(config, section), name) and f"{section}.{name}" not in ceiling.flags:
             sections[section][name] = False
             cut.append(f"{section}.{name}")
+    if "enabled" in sections["metrics"]:  # on_wan is only with enabled
+        sections["metrics"]["on_wan"] = False
     for section, name in PORTS:
         ports = getattr(getattr(config, section), name)
         kept = tuple(p for p in ports if f"{section}.{name}:{p}" in ceiling.ports)
@@ -174,6 +179,7 @@ def narrow(config: Config, ceiling: Ceiling) -> tuple[Config, tuple[str, ...]]:
         wireguard=wireguard,
         firewall=dataclasses.replace(config.firewall, **sections["firewall"]),
         selftest=dataclasses.replace(config.selftest, **sections["selftest"]),
+        metrics=dataclasses.replace(config.metrics, **sections["metrics"]),
         forward=tuple(forwards))
     return narrowed, tuple(cut)
 
