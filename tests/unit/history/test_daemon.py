@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from keel.history.daemon import Daemon, Places, Router, read_latest
+from keel.history.daemon import BATCH_S, Daemon, Places, Router, read_latest
 from keel.history.sampler import Interval
 from keel.history.store import HistoryStore
 from keel.metrics.snapshots import LatencySnapshot, SeriesSnapshot
@@ -64,21 +64,25 @@ def daemon(tmp_path: Path, clock: Clock, store: Path | None = None) -> Daemon:
 said: list[str] = []
 
 
-def test_points_every_interval_and_one_batch_a_minute(tmp_path):
+def test_points_every_interval_and_one_batch_every_batch_s(tmp_path):
     clock = Clock(T0)
     d = daemon(tmp_path, clock)
     d.start("test", "boot-1")
-    for i in range(1, 7):
+    n = BATCH_S // 10
+    for i in range(1, n + 1):
         clock.t = T0 + 10 * i
         point = d.tick(T0 + 10 * i)
         assert point.latency["tunnel"].sent == 20
         assert read_latest(tmp_path / "run" / "latest.json", now=clock.t) == point
-    with HistoryStore(tmp_path / "history.db") as store:  # one batch, at 60 s
-        kept = store.points(T0, T0 + 100)
-        assert [p.t for p in kept] == [T0 + 10 * i for i in range(1, 7)]
-        assert [e.kind for e in store.events(T0 - 10, T0 + 100)] == ["boot"]
+        if i == n - 1:
+            assert not (tmp_path / "history.db").exists() or not HistoryStore(
+                tmp_path / "history.db").points(T0, T0 + BATCH_S)  # not yet
+    with HistoryStore(tmp_path / "history.db") as store:  # one batch, at BATCH_S
+        kept = store.points(T0, T0 + BATCH_S + 10)
+        assert [p.t for p in kept] == [T0 + 10 * i for i in range(1, n + 1)]
+        assert [e.kind for e in store.events(T0 - 10, T0 + BATCH_S)] == ["boot"]
     written = json.loads((tmp_path / "run" / "written.json").read_text())
-    assert written["newest"] == T0 + 60
+    assert written["newest"] == T0 + BATCH_S
 
 
 def test_the_same_boot_is_recorded_once(tmp_path):
@@ -120,7 +124,7 @@ def test_a_store_that_cannot_be_written_does_not_stop_the_daemon(tmp_path):
     said.clear()
     d = daemon(tmp_path, clock, store=blocker / "history.db")
     d.start("test", "boot-1")
-    for i in range(1, 14):
+    for i in range(1, 2 * BATCH_S // 10 + 2):
         clock.t = T0 + 10 * i
         d.tick(T0 + 10 * i)
     assert read_latest(tmp_path / "run" / "latest.json", now=clock.t) is not None

@@ -23,6 +23,9 @@ from hypothesis import strategies as st
 
 from keel.history import store as store_mod
 from keel.history.point import (
+    MAX_CAUSE,
+    MAX_CAUSES,
+    MAX_EVIDENCE,
     PATHS,
     WAYS,
     Cake,
@@ -30,6 +33,7 @@ from keel.history.point import (
     Event,
     Latency,
     Point,
+    kept,
     rollup,
 )
 from keel.history.store import (
@@ -48,7 +52,12 @@ T0 = 1_700_000_400  # a multiple of 600: minutes and ten minutes start on it
 
 
 def point(t: int, *, cores: int = 2) -> Point:
-    """A 10-s point whose figures vary with t, so a rollup's aggregates show."""
+    """A 10-s point whose figures vary with t, so a rollup's aggregates show
+    (at the precision the history keeps: point.kept)."""
+    return kept(_point(t, cores=cores))
+
+
+def _point(t: int, *, cores: int = 2) -> Point:
     k = (t // 10) % 97
     if cores == 0:  # a light one, quick to make, store and roll up
         return Point(t=t, wan_rx_bps=1e6 * k, stall_worst_ms=0.1 * k,
@@ -71,20 +80,21 @@ def point(t: int, *, cores: int = 2) -> Point:
 
 def largest_point(t: int, seconds: int = 10) -> Point:
     """The largest point a router writes: 2 paths, 2 ways, 16 cores, 8 causes
-    of 40 characters, 300 of evidence, every float at its full digits."""
+    of 40 characters, 300 of evidence, every figure at the precision kept."""
     lat = Latency(p50_ms=123.45678901234568, p95_ms=1234.5678901234568,
                   max_ms=12345.678901234567, loss=0.012345678901234568, sent=6000)
     cake = Cake(rate_kbit=1_000_000, throughput_bps=1234567890.1234567, drops=123_456_789,
                 marks=123_456_789, backlog_bytes=12_345_678, adaptive=True)
     core = Core(0.12345678901234568, 0.12345678901234568, 0.12345678901234568,
                 0.012345678901234568)
-    return Point(
+    return kept(Point(
         t=t, seconds=seconds, latency=dict.fromkeys(PATHS, lat),
         wan_rx_bps=1234567890.1234567, wan_tx_bps=1234567890.1234567,
         tunnel_rx_bps=1234567890.1234567, tunnel_tx_bps=1234567890.1234567,
         cake=dict.fromkeys(WAYS, cake), cores=(core,) * 16, stall_worst_ms=12345.678901234567,
         tunnel_cpu_cores=12.345678901234567,
-        causes={f"{i}".ljust(40, "x"): seconds for i in range(8)}, evidence="e" * 300)
+        causes={f"{i}".ljust(MAX_CAUSE, "x"): seconds for i in range(MAX_CAUSES)},
+        evidence="e" * MAX_EVIDENCE))
 
 
 def batches(start: int, end: int, size: int = 6, cores: int = 2) -> list[list[Point]]:
@@ -294,7 +304,7 @@ def test_a_full_store_of_the_largest_points_stays_under_the_size_bound(tmp_path)
     rows = sorted((t, tier) for tier, spec in enumerate(TIERS)
                   for t in range(now - spec.keep + spec.seconds, now + 1, spec.seconds))
     assert len(rows) == 2 * DAY // 10 + 30 * DAY // 60 + 365 * DAY // 600 == 113_040
-    texts = [json.dumps(largest_point(now, s.seconds).as_json(), separators=(",", ":"))
+    texts = [json.dumps(largest_point(now, s.seconds).as_stored(), separators=(",", ":"))
              for s in TIERS]
     stamp = str(now)
     event = json.dumps(Event(0.0, "apply", "").as_json(), separators=(",", ":"))

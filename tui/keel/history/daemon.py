@@ -39,7 +39,10 @@ from keel.history.sampler import INTERVAL_S, Interval, point_of, wan_rates
 from keel.verdicts import Signals
 
 PROBE_S = 0.5  # the probes' interval: 20 a path in a point
-BATCH_S = 60
+# a batch of points a transaction: at most one write every 5 minutes (SSD and SD
+# wear: a store's pages are rewritten by every transaction); a power cut loses
+# at most that
+BATCH_S = 300
 PEER_EVERY = 6  # intervals between looks for the peer to probe (its config may change)
 RUN = Path("/run/keel/history")
 # in RUN: the newest point (latest.json), and the last batch kept (written.json:

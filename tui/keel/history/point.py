@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, replace
 from typing import Any
 
 # the latency paths probed: through the tunnel, and to the peer outside it
@@ -26,7 +26,9 @@ WAYS = ("up", "down")
 EVENT_KINDS = ("boot", "apply", "upgrade", "handshake_lost", "handshake_back", "rate_change",
                "history_gap")
 MAX_CAUSES = 8  # the verdict's named causes a point keeps
-MAX_TEXT = 300  # characters of an evidence line or an event's words
+MAX_TEXT = 300  # characters of an event's words
+MAX_EVIDENCE = 200  # characters of a point's evidence (a verdict's line)
+MAX_CAUSE = 16  # characters of a cause's name (keel.verdicts.CAUSES: 12 at most)
 MAX_CORES = 64
 
 
@@ -85,8 +87,18 @@ class Point:
     evidence: str = ""
 
     def as_json(self) -> dict[str, Any]:
+        """JSON-ready, every field (what `keel history --json` prints)."""
         out = asdict(self)
         out["cores"] = [asdict(c) for c in self.cores]
+        return out
+
+    def as_stored(self) -> dict[str, Any]:
+        """JSON-ready without the fields that hold their default (from_json
+        reads a missing field as its default: nothing is lost), each core as
+        [user, system, softirq, steal]: what the history keeps."""
+        out = _lean(self)
+        if self.cores:
+            out["cores"] = [[c.user, c.system, c.softirq, c.steal] for c in self.cores]
         return out
 
     @classmethod
@@ -105,12 +117,12 @@ class Point:
             tunnel_rx_bps=_num(data.get("tunnel_rx_bps")),
             tunnel_tx_bps=_num(data.get("tunnel_tx_bps")),
             cake={k: _of(Cake, v) for k, v in _mapping(data, "cake").items() if k in WAYS},
-            cores=tuple(_of(Core, c) for c in _list(data, "cores")[:MAX_CORES]),
+            cores=tuple(_core(c) for c in _list(data, "cores")[:MAX_CORES]),
             stall_worst_ms=_num(data.get("stall_worst_ms")),
             tunnel_cpu_cores=_num(data.get("tunnel_cpu_cores")),
-            causes={str(k)[:40]: _int(v, "causes") for k, v in
+            causes={str(k)[:MAX_CAUSE]: _int(v, "causes") for k, v in
                     list(_mapping(data, "causes").items())[:MAX_CAUSES]},
-            evidence=str(data.get("evidence") or "")[:MAX_TEXT])
+            evidence=str(data.get("evidence") or "")[:MAX_EVIDENCE])
 
 
 @dataclass(frozen=True)
@@ -137,6 +149,53 @@ class Event:
         extra = data.get("data", {})
         return cls(t, str(data.get("kind", ""))[:40], str(data.get("text", ""))[:MAX_TEXT],
                    dict(extra) if isinstance(extra, Mapping) else {})
+
+
+# --- the precision kept -----------------------------------------------------------
+# a tenth of a millisecond, a bit a second, a thousandth of a CPU, a
+# ten-thousandth of the probes: finer than any figure is measured, and a
+# point of a 4-core router takes some 400 bytes
+
+
+def kept(point: Point) -> Point:
+    """`point` rounded to the precision the history keeps."""
+    return replace(
+        point,
+        latency={k: replace(v, p50_ms=_round(v.p50_ms, 1), p95_ms=_round(v.p95_ms, 1),
+                            max_ms=_round(v.max_ms, 1), loss=_round(v.loss, 4))
+                 for k, v in point.latency.items()},
+        wan_rx_bps=_round(point.wan_rx_bps, 0), wan_tx_bps=_round(point.wan_tx_bps, 0),
+        tunnel_rx_bps=_round(point.tunnel_rx_bps, 0),
+        tunnel_tx_bps=_round(point.tunnel_tx_bps, 0),
+        cake={k: replace(v, throughput_bps=_round(v.throughput_bps, 0))
+              for k, v in point.cake.items()},
+        cores=tuple(Core(*(round(getattr(c, f.name), 3) for f in fields(Core)))
+                    for c in point.cores),
+        stall_worst_ms=_round(point.stall_worst_ms, 1),
+        tunnel_cpu_cores=_round(point.tunnel_cpu_cores, 3))
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    if value is None or not isinstance(value, int | float) or not math.isfinite(value):
+        return value  # (not a figure: from_json refuses it, naming it)
+    return float(round(value)) if digits == 0 else round(value, digits)
+
+
+def _lean(obj: Any) -> Any:
+    if is_dataclass(obj) and not isinstance(obj, type):
+        out = {}
+        for f in fields(obj):
+            value = getattr(obj, f.name)
+            default = f.default if f.default is not MISSING else (
+                f.default_factory() if f.default_factory is not MISSING else MISSING)
+            if default is MISSING or value != default:
+                out[f.name] = _lean(value)
+        return out
+    if isinstance(obj, Mapping):
+        return {k: _lean(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_lean(v) for v in obj]
+    return obj
 
 
 # --- a rollup: many points as one ------------------------------------------------
@@ -188,7 +247,7 @@ def rollup(points: Iterable[Point], t: int, seconds: int) -> Point | None:
         worst = next(iter(ranked))
         best = max((p for p in pts if worst in p.causes), key=lambda p: p.causes[worst])
         evidence = best.evidence
-    return Point(
+    return kept(Point(
         t=t, seconds=seconds, latency=latency,
         wan_rx_bps=_mean([p.wan_rx_bps for p in pts]),
         wan_tx_bps=_mean([p.wan_tx_bps for p in pts]),
@@ -197,7 +256,7 @@ def rollup(points: Iterable[Point], t: int, seconds: int) -> Point | None:
         cake=cake, cores=cores,
         stall_worst_ms=_max([p.stall_worst_ms for p in pts]),
         tunnel_cpu_cores=_mean([p.tunnel_cpu_cores for p in pts]),
-        causes=ranked, evidence=evidence)
+        causes=ranked, evidence=evidence))
 
 
 # --- helpers ----------------------------------------------------------------------
@@ -257,6 +316,15 @@ def _list(data: Mapping[str, Any], key: str) -> list[Any]:
     if not isinstance(value, list):
         raise ValueError(f"{key}: not a list")
     return value
+
+
+def _core(value: Any) -> Core:
+    """A core as stored ([user, system, softirq, steal]) or as printed (an object)."""
+    if isinstance(value, list):
+        if len(value) != 4:
+            raise ValueError("a core is [user, system, softirq, steal]")
+        return Core(*(_num(v) or 0.0 for v in value))
+    return _of(Core, value)
 
 
 def _of(cls: type, value: Any) -> Any:

@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from keel.history.point import MAX_TEXT, Cake, Core, Latency, Point
+from keel.history.point import MAX_EVIDENCE, Cake, Core, Latency, Point, kept
 from keel.metrics.snapshots import (
     CakeSnapshot,
     CpuSnapshot,
@@ -162,7 +162,7 @@ def point_of(iv: Interval, history: Sequence[Signals] = ()) -> Judged:
                          key=lambda kv: -kv[1]))
     if HEALTHY in counts:
         ranked[HEALTHY] = counts[HEALTHY]
-    point = Point(
+    point = kept(Point(
         t=iv.t, seconds=iv.seconds, latency=latency,
         wan_rx_bps=iv.wan_rates[0] if iv.wan_rates else None,
         wan_tx_bps=iv.wan_rates[1] if iv.wan_rates else None,
@@ -171,7 +171,7 @@ def point_of(iv: Interval, history: Sequence[Signals] = ()) -> Judged:
         cores=tuple(Core(c.user, c.system, c.softirq, c.steal) for c in cpu.cores) if cpu else (),
         stall_worst_ms=max((s.max_ms for s in iv.stall), default=None),
         tunnel_cpu_cores=cpu.cost.cores if cpu is not None and cpu.cost else None,
-        causes=ranked, evidence=worst.text[:MAX_TEXT] if worst else "")
+        causes=ranked, evidence=worst.text[:MAX_EVIDENCE] if worst else ""))
     return Judged(point, last, tuple(seconds))
 
 

@@ -6,7 +6,7 @@ rollups kept 365 days; events kept 365 days and at most MAX_EVENTS rows. A
 tier's age is counted back from the newest point of the batch being written
 (the clock when a batch has none), so a router that was off keeps what it had.
 
-Writing: the daemon calls `write_batch` about once a minute. A batch is one
+Writing: the daemon calls `write_batch` once every few minutes (BATCH_S). A batch is one
 SQLite transaction (WAL journal, synchronous=FULL): its 10-s points, the 1-min
 and 10-min rollups of every interval it touches (recomputed from the stored
 finer points, so an interval still in progress is rewritten by the next batch),
@@ -32,15 +32,15 @@ moved aside to `<name>.corrupt-<unix time>` (the last KEEP_CORRUPT are kept)
 and a fresh store begins; `opened_note` says so (no error is raised for it).
 
 Size: at most 17,280 + 43,200 + 52,560 = 113,040 point rows (2 d / 10 s +
-30 d / 1 min + 365 d / 10 min). The largest point a router writes (2 paths,
-2 ways, 16 cores, 8 causes of 40 characters, 300 ASCII characters of evidence,
-every float at its full 17 digits) is 3,384 bytes of compact JSON (under
-MAX_POINT_BYTES = 3,500). A PAGE_SIZE page holds 4 such rows at most (4.1 kB a
-row); b-tree pages run 90-95% full, so a row takes at most 4.6 kB: points
-113,040 x 4.6 kB = 520 MB. Events add MAX_EVENTS x 2.1 kB (MAX_EVENT_BYTES of
-JSON, its row and its index entry) = 105 MB, the WAL about 4 MB: SIZE_BOUND =
-640 MB. A 4-core router whose verdict is mostly quiet writes points of some
-1.2 kB, 1.3 kB a row: about 150 MB when every tier is full.
+30 d / 1 min + 365 d / 10 min) and MAX_EVENTS events. A point is kept at the
+precision of point.kept, without the fields at their default: the largest a
+router writes (2 paths, 2 ways, 16 cores, MAX_CAUSES causes, MAX_EVIDENCE
+characters of evidence) is under MAX_POINT_BYTES (1.5 kB), two to a 4 kB page;
+a 4-core router's is some 660 bytes. Measured with every tier full and
+MAX_EVENTS events of MAX_EVENT_BYTES (tests/unit/history/test_store.py): 287 MB
+with the largest points (SIZE_BOUND: 300 MB), 145 MB with a 4-core router's.
+Written: a batch's transaction touches a few pages: at one batch every 5
+minutes (keel.history.daemon), some 1.4 MB an hour (`python -m bench.history`).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from keel.history.point import Event, Point, rollup
+from keel.history.point import Event, Point, kept, rollup
 
 DEFAULT_PATH = Path("/data/keel/history.db")
 DAY = 86_400
@@ -72,22 +72,23 @@ class Tier:
 TIERS = (Tier(10, 2 * DAY), Tier(60, 30 * DAY), Tier(600, 365 * DAY))
 EVENT_KEEP = 365 * DAY
 MAX_EVENTS = 50_000
-MAX_EVENT_BYTES = 1_800  # an event's JSON; a longer one is refused
-MAX_POINT_BYTES = 3_500  # the largest point a router writes, as stored
-# 16 kB pages: a row of up to ~4 kB stays in its b-tree page (with 4 kB pages
-# a WITHOUT ROWID row over ~1 kB spills into an overflow page of its own)
-PAGE_SIZE = 16_384
-SIZE_BOUND = 640_000_000  # bytes of the file and its WAL at their fullest (see above)
+# an event's JSON (300 characters of words and its figures); a longer one is refused
+MAX_EVENT_BYTES = 800
+MAX_POINT_BYTES = 1_600  # the largest point a router writes, as stored
+# SQLite's default page: a point (a rowid table's row, up to ~4 kB) stays in
+# its leaf, and a batch's transaction writes few of them
+PAGE_SIZE = 4_096
+SIZE_BOUND = 300_000_000  # bytes of the file and its WAL at their fullest (see above)
 BUSY_SECONDS = 10.0
 SYNCHRONOUS = "FULL"  # a committed batch is on the disk before write_batch returns
-WAL_PAGES = 256  # checkpoint the WAL at ~4 MB; it is cut back to that after a VACUUM
+WAL_PAGES = 1_024  # checkpoint the WAL at ~4 MB; it is cut back to that after a VACUUM
 KEEP_CORRUPT = 2
 
 SCHEMA = 1
 # MIGRATIONS[v] takes a store from user_version v to v + 1 (0: a new file)
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ("CREATE TABLE IF NOT EXISTS points(tier INTEGER NOT NULL, t INTEGER NOT NULL,"
-     " data TEXT NOT NULL, PRIMARY KEY(tier, t)) WITHOUT ROWID",
+     " data TEXT NOT NULL, PRIMARY KEY(tier, t))",
      "CREATE TABLE IF NOT EXISTS events(t REAL NOT NULL, kind TEXT NOT NULL,"
      " data TEXT NOT NULL)",
      "CREATE INDEX IF NOT EXISTS events_t ON events(t)",
@@ -390,23 +391,16 @@ def _dumps(data: Any) -> str:
 
 
 def _point_json(point: Point) -> str:
-    """A point as stored: compact JSON without the keys whose value is None
-    (Point.from_json reads a missing key as None)."""
-    return _dumps(_without_none(point.as_json()))
-
-
-def _without_none(data: Any) -> Any:
-    if isinstance(data, dict):
-        return {k: _without_none(v) for k, v in data.items() if v is not None}
-    if isinstance(data, list | tuple):
-        return [_without_none(v) for v in data]
-    return data
+    """A point as stored: compact JSON without the fields that hold their
+    default (Point.from_json reads a missing one as its default)."""
+    return _dumps(point.as_stored())
 
 
 def _encode_point(p: Point) -> str:
     """A 10-s point as stored; ValueError naming it unless it reads back."""
     if not isinstance(p, Point):
         raise ValueError(f"history: a batch holds Points, not {type(p).__name__}")
+    p = kept(p)
     where = f"history point t={p.t!r}"
     if isinstance(p.t, bool) or not isinstance(p.t, int) or p.t % 10 or p.seconds != 10:
         raise ValueError(f"{where}, seconds={p.seconds!r}: a 10-s point ends at a "
