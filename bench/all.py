@@ -21,6 +21,7 @@ BENCHES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("bench.boot", ()),
     ("bench.upgrade", ()),
     ("bench.history", ()),
+    ("bench.history_guests", ()),
     ("tests.ui.bench_ui", ("--seconds", "60")),
 )
 
