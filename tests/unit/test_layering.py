@@ -204,7 +204,7 @@ DIALOGS = "keel.ui.dialogs"
 APP = "keel.ui.app"
 # keel.ui's modules without Textual: what the screens draw and decide, tested without an app
 NO_TEXTUAL = ("keel.ui.app_protocol", "keel.ui.bars", "keel.ui.cable_watch",
-              "keel.ui.config_actions", "keel.ui.fmt",
+              "keel.ui.config_actions", "keel.ui.fmt", "keel.ui.history_view",
               "keel.ui.pair_hook", "keel.ui.panels", "keel.ui.profile", "keel.ui.selftest",
               "keel.ui.selftest_latency", "keel.ui.selftest_runner", "keel.ui.settings_model",
               "keel.ui.setup_model", "keel.ui.setup_ports", "keel.ui.shell", "keel.ui.signals")
