@@ -18,6 +18,7 @@ from keel.access.ssh_keys import KeyStore
 from keel.shown import shown
 from keel.ui.app_protocol import AdaptiveOffer, ApplyAdaptive, ApplyRates, KeepApplied
 from keel.ui.dialogs import MessageScreen
+from keel.ui.history_view import Loader
 from keel.ui.profile import MODERN, Profile, theme_name
 from keel.ui.screens.access import AccessScreen, PasswordScreen, SetPasswordScreen
 from keel.ui.screens.dashboard import DashboardScreen
@@ -132,6 +133,7 @@ class KeelApp(App):
         Binding("w", "setup", "setup wizard"),
         Binding("t", "peers", "tunnel peers and pairing"),
         Binding("u", "upgrade", "upgrade: slots, install, rollback"),
+        Binding("y", "history", "history: latency, causes, events"),
         Binding("exclamation_mark,f10", "shell", "shell"),
         Binding("r", "poll_now", "poll now"),
     ]
@@ -145,7 +147,7 @@ class KeelApp(App):
                  passwords: PasswordStore | None = None, key_store: KeyStore | None = None,
                  user_config: Path | None = None, setup: Callable[[bool], Any] | None = None,
                  typeahead: bool | None = None,
-                 upgrade_records: Records | None = None) -> None:
+                 upgrade_records: Records | None = None, history: Loader | None = None) -> None:
         super().__init__(ansi_color=profile.console)
         self.collectors = dict(collectors)
         self.profile = profile
@@ -172,6 +174,8 @@ class KeelApp(App):
         # None: on a terminal, off headless (the tests' pilot waits itself)
         self.typeahead_on = typeahead
         self._typeahead: Typeahead | None = None
+        # the history screen's loader (None: the store on /data, opened at its first load)
+        self.history_loader = history
 
     async def on_event(self, event: events.Event) -> None:
         if (isinstance(event, events.Key) and not event.is_forwarded
@@ -281,6 +285,13 @@ class KeelApp(App):
 
         if not isinstance(self.screen, UpgradeScreen):
             self.push_screen(UpgradeScreen(id="upgrade-screen"))
+
+    def action_history(self) -> None:
+        from keel.ui.screens.history import HistoryScreen, StoreLoader
+
+        if not isinstance(self.screen, HistoryScreen):
+            self.history_loader = self.history_loader or StoreLoader()
+            self.push_screen(HistoryScreen(self.history_loader, id="history-screen"))
 
     def action_access(self) -> None:
         if not isinstance(self.screen, AccessScreen):

@@ -28,8 +28,8 @@ class DashboardScreen(PollingScreen):
     PANELS: ClassVar[dict[str, Callable[[Any], list[Text]]]] = {
         "verdict": panels.verdict_lines, "tunnel": panels.tunnel_lines,
         "cpu": panels.cpu_lines, "cake": panels.cake_lines, "tuning": panels.tuning_lines}
-    # 80 columns: [w]izard is not listed (its key works)
-    KEYS = "[s]elftest [v]erdicts [c]onfig [h]istory [t]unnel [u]pgrade [p]access [!] [q]uit"
+    # 80 columns: [w]izard and [h] (the config's revisions) are not listed (their keys work)
+    KEYS = "[s]elftest [v]erdicts histor[y] [c]onfig [t]unnel [u]pgrade [p]access [!] [q]uit"
     # one grid, no rows of containers: every container under a panel is one
     # more layer the compositor renders under each change. Three columns: the
     # side panels span the last one (TUNING) or two (CPU).
