@@ -6,7 +6,9 @@ month, as columns on one time axis.
   tunnel and outside it, the mean rates, the causes named with their seconds)
   and finds the bands: maximal runs of adjacent columns whose dominant cause
   other than "healthy" is the same (a cause dominates a column when it was
-  named for at least CAUSE_SHARE of the seconds the column's points cover),
+  named for at least CAUSE_SHARE of the seconds the column's points cover,
+  or for CAUSE_SECONDS: a bad minute stays visible in a day's or a month's
+  column of many minutes),
   each with its times and a line in words made from its points; the events go
   to the column of their time.
 - `items` are what the selection moves along: the bands and the columns with
@@ -45,6 +47,7 @@ NO_HISTORY = "no history yet: the history daemon keeps it from boot (S42history)
 SPANS = {"day": 86_400, "week": 7 * 86_400, "month": 30 * 86_400}
 LABEL = 6  # the left labels' width: "  100|"
 CAUSE_SHARE = 0.3  # of a column's seconds, for a cause to count for it
+CAUSE_SECONDS = 20  # ... or this many seconds named, whatever the column's length
 HEALTHY = "healthy"
 # a cause (keel.verdicts.CAUSES) -> its letter on the band row, and in words
 CAUSES = {
@@ -209,7 +212,7 @@ def _column(start: float, end: float, points: list[Point], rates_of: str) -> Col
             named[cause] = named.get(cause, 0) + max(0, secs)
     causes = tuple(sorted(named.items(), key=lambda kv: (-kv[1], kv[0])))
     cause = next((c for c, secs in causes if c != HEALTHY and secs > 0), None)
-    if cause is not None and named[cause] < CAUSE_SHARE * seconds:
+    if cause is not None and named[cause] < min(CAUSE_SHARE * seconds, CAUSE_SECONDS):
         cause = None
     down, up = (("wan_rx_bps", "wan_tx_bps") if rates_of == "WAN"
                 else ("tunnel_rx_bps", "tunnel_tx_bps"))
