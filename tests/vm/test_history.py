@@ -3,7 +3,9 @@ bloated line (no CAKE: the isp's 500 ms FIFO fills) is kept by the history
 daemon with its cause, named as the console names it live; QEMU is killed
 the moment the daemon is told to write, and after the boot the store opens,
 every batch written before is there, and `keel history` and the console's
-history screen show the loaded minute as bloat.
+history screen show the loaded minute as bloat. The hub's metrics endpoint,
+turned on in its keel.toml, is scraped through the tunnel (the exposition
+parsed by Prometheus's own parser) and refused from its WAN.
 
   lan -- edge --up-- isp (bloated FIFO) --core-- hub
 """
@@ -11,6 +13,7 @@ history screen show the loaded minute as bloat.
 from __future__ import annotations
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.lab import configs
 from tests.lab import topology as topo
@@ -28,11 +31,44 @@ CHECK = ("python3 -c \"import sqlite3; "
          ".fetchone()[0])\"")
 
 
+METRICS_PORT = 9586
+SCRAPE = ("python3 -c \"import urllib.request; print(urllib.request.urlopen("
+          "'http://{}:9586/metrics', timeout={}).read().decode())\"")
+
+
 @pytest.fixture(scope="module")
 def lab(shared_lab):
     rl = shared_lab
-    configs.configure_with_keel(rl, download=0, upload=0)  # no CAKE: the line bloats
+    configs.configure_with_keel(rl, download=0, upload=0,  # no CAKE: the line bloats
+                                hub_options={"extra": "[metrics]\nenabled = true\n"})
     return rl
+
+
+def test_the_hubs_metrics_scraped_through_the_tunnel_parse_and_its_wan_refuses(lab):
+    edge_pub = lab.edge.check("keel show pubkey")
+    lab.hub.until(f"test -s /run/keel/metrics.pid && ss -ltn | grep -q ':{METRICS_PORT} '", 60)
+    text = lab.edge.check(SCRAPE.format(topo.HUB_TUNNEL, 30), 90)
+    samples = {}  # each sample's name: its samples (the parser's families merge _total)
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            samples.setdefault(sample.name, []).append(sample)
+    assert "keel_info" in samples and "wireguard_latest_handshake_seconds" in samples, \
+        sorted(samples)
+    (info,) = samples["keel_info"]
+    assert info.labels["version"] == lab.hub.check("keel --version").split()[-1]
+    handshakes = {s.labels["public_key"]: s.value
+                  for s in samples["wireguard_latest_handshake_seconds"]}
+    assert handshakes[edge_pub] > 0  # the edge's tunnel is up: it has handshaken
+    # the hub's private key is not in what it serves (compared in the hub: the
+    # key never reaches the console's log)
+    assert lab.hub.check(SCRAPE.format(topo.HUB_TUNNEL, 30) + " > /run/scraped && "
+                         "wg show all private-key | cut -f2 | grep -qF -f - /run/scraped "
+                         "&& echo leaked || echo clean", 90) == "clean"
+    # from the WAN side: the hub answers a ping there, and refuses the scrape
+    lab.isp.check(f"ping -n -c 1 -w 10 {topo.HUB_WAN}", 30)
+    refused = lab.isp.run(SCRAPE.format(topo.HUB_WAN, 10), 60)
+    assert refused.rc != 0, refused.output
+    assert "# TYPE" not in refused.output
 
 
 def now(guest: Guest) -> int:

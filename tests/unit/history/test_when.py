@@ -16,7 +16,7 @@ NOW = datetime(2026, 11, 28, 21, 30, tzinfo=UTC).timestamp()
 @pytest.mark.parametrize(("typed", "expect"), [
     ("now", NOW),
     ("-90s", NOW - 90), ("-15m", NOW - 900), ("-2h", NOW - 7200), ("-7d", NOW - 7 * 86400),
-    ("-1w", NOW - 7 * 86400),
+    ("-1w", NOW - 7 * 86400), ("2h", NOW - 7200), ("15m", NOW - 900),
     ("2026-11-24", datetime(2026, 11, 24, tzinfo=UTC).timestamp()),
     ("2026-11-24T21:05", datetime(2026, 11, 24, 21, 5, tzinfo=UTC).timestamp()),
     ("2026-11-24 21:05:30Z", datetime(2026, 11, 24, 21, 5, 30, tzinfo=UTC).timestamp()),

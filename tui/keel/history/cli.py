@@ -4,7 +4,7 @@
   keel history events [--since WHEN] [--until WHEN] [--json]
   keel history daemon        (what /etc/init.d/S42history runs)
 
-WHEN: keel.history.when (now, -2h, -7d, 2026-11-24T21:05, @UNIX). The
+WHEN: keel.history.when (now, 2h, 7d ago, 2026-11-24T21:05 UTC, @UNIX). The
 points come from the finest tier that still holds `--since` (10 s for two
 days, 1 min for 30, 10 min for a year)."""
 
@@ -23,15 +23,15 @@ from keel.history.point import PATHS, WAYS, Event, Point
 from keel.history.when import WhenError, parse_when
 from keel.shown import shown
 
-DEFAULT_SINCE = "-1h"
+DEFAULT_SINCE = "1h"
 
 
 def _ms(v: float | None) -> str:
     return "-" if v is None else f"{v:.1f}"
 
 
-def _mbit(v: float | None) -> str:
-    return "-" if v is None else f"{v / 1e6:.2f}"
+def _mbit(v: float | None, digits: int = 2) -> str:
+    return "-" if v is None else f"{v / 1e6:.{digits}f}"
 
 
 def _utc(t: float) -> str:
@@ -45,23 +45,25 @@ def _cause(p: Point) -> str:
     return ", ".join(f"{c} {n}s" for c, n in named[:2])
 
 
-HEADER = (f"{'time (UTC)':<19}  {'tunnel p50/p95 ms':>17}  {'outside p95':>11}  {'loss':>5}  "
-          f"{'WAN down/up Mbit/s':>18}  {'CAKE down/up':>12}  cause")
+# a line a point, in 80 columns (a provider's serial console): the time of
+# its start (UTC, month-day), latency in ms, rates in Mbit/s
+HEADER = (f"{'UTC':<14}  {'tun p50/p95':>11}  {'out p95':>7}  {'loss':>4}  {'WAN dn/up':>11}  "
+          f"{'CAKE dn/up':>10}  cause")
 
 
 def point_line(p: Point) -> str:
-    """One point in a line of text (the start of its interval, UTC)."""
+    """One point in a line of text (at most 80 columns but for a long cause)."""
     tun, out = p.latency.get("tunnel"), p.latency.get("outside")
     lat = "-" if tun is None else f"{_ms(tun.p50_ms)}/{_ms(tun.p95_ms)}"
     loss = "-" if tun is None or tun.loss is None else f"{tun.loss * 100:.0f}%"
     down, up = p.cake.get("down"), p.cake.get("up")
     cake = "-" if down is None and up is None else (
-        f"{_mbit(down.rate_kbit * 1000 if down and down.rate_kbit else None)}/"
-        f"{_mbit(up.rate_kbit * 1000 if up and up.rate_kbit else None)}")
+        f"{_mbit(down.rate_kbit * 1000 if down and down.rate_kbit else None, 1)}/"
+        f"{_mbit(up.rate_kbit * 1000 if up and up.rate_kbit else None, 1)}")
     wan = f"{_mbit(p.wan_rx_bps)}/{_mbit(p.wan_tx_bps)}"
-    return (f"{_utc(p.t - p.seconds):<19}  {lat:>17}  "
-            f"{_ms(out.p95_ms) if out else '-':>11}  {loss:>5}  {wan:>18}  {cake:>12}  "
-            f"{shown(_cause(p))}")
+    return (f"{time.strftime('%m-%d %H:%M:%S', time.gmtime(p.t - p.seconds)):<14}  "
+            f"{lat:>11}  {_ms(out.p95_ms) if out else '-':>7}  {loss:>4}  {wan:>11}  "
+            f"{cake:>10}  {shown(_cause(p))}")
 
 
 CSV_COLUMNS = ["t", "seconds", *(f"{path}_{k}" for path in PATHS
@@ -172,9 +174,13 @@ def _daemon(args: argparse.Namespace) -> int:
     return main(["--store", str(args.store)])
 
 
-def _when_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--since", default=DEFAULT_SINCE, help="from when (default -1h)")
+def _when_options(p: argparse.ArgumentParser, store: Path) -> None:
+    p.add_argument("--since", default=DEFAULT_SINCE,
+                   help="from when: 2h, 7d (ago), 2026-11-24T21:05 (UTC) (default 1h)")
     p.add_argument("--until", default="now", help="until when (default now)")
+    p.add_argument("--store", type=Path, default=store, metavar="PATH",
+                   help=f"the history file (default {store}; a copy taken off a router reads "
+                        "the same)")
 
 
 def add_history_command(sub: argparse._SubParsersAction) -> None:
@@ -182,15 +188,16 @@ def add_history_command(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("history", help="what the router kept: latency, rates, causes, events",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.set_defaults(func=_points, store=DEFAULT_PATH, format="text")
-    _when_options(p)
+    p.set_defaults(func=_points, format="text")
+    _when_options(p, DEFAULT_PATH)
     how = p.add_mutually_exclusive_group()
     how.add_argument("--json", dest="format", action="store_const", const="json")
     how.add_argument("--csv", dest="format", action="store_const", const="csv")
     inner = p.add_subparsers(dest="history_command", metavar="{events,daemon}")
     e = inner.add_parser("events", help="boots, applies, upgrades, handshakes, rate changes")
-    _when_options(e)
+    _when_options(e, DEFAULT_PATH)
     e.add_argument("--json", dest="format", action="store_const", const="json")
     e.set_defaults(func=_events, format="text")
     d = inner.add_parser("daemon", help="keep the history (run at boot)")
+    d.add_argument("--store", type=Path, default=DEFAULT_PATH, metavar="PATH")
     d.set_defaults(func=_daemon)

@@ -1,7 +1,8 @@
 """A moment as a user types it for `keel history --since/--until` (pure).
 
   now                 the present
-  -90s -15m -2h -7d   that long before now (units s, m, h, d, w)
+  90s 15m 2h 7d       that long before now (units s, m, h, d, w; a leading
+                      minus, -2h, reads the same: --since=-2h)
   2026-11-24          midnight UTC of that day
   2026-11-24T21:05    that minute, UTC (seconds optional, a trailing Z allowed)
   @1764000000         Unix seconds
@@ -19,11 +20,11 @@ from keel.shown import shown
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 MAX_AGO_S = 10 * 365 * 86400  # further back than any history keeps
 MAX_LEN = 40
-_AGO = re.compile(r"-(\d{1,9})([smhdw])")
+_AGO = re.compile(r"-?(\d{1,9})([smhdw])")
 _DAY = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 _MINUTE = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?Z?")
 _UNIX = re.compile(r"@(\d{1,12})")
-ACCEPTED = "now, -15m, -2h, -7d, 2026-11-24, 2026-11-24T21:05 (UTC) or @UNIXSECONDS"
+ACCEPTED = "now, 15m, 2h, 7d (ago), 2026-11-24, 2026-11-24T21:05 (UTC) or @UNIXSECONDS"
 
 
 class WhenError(ValueError):
