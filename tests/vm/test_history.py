@@ -80,11 +80,10 @@ def kept(guest: Guest, since: int, until: int) -> list[dict]:
 
 
 def written_up_to(guest: Guest, t: int) -> None:
-    """Tell the daemon to write now (SIGUSR1), and wait until its batch
-    holds the point that ends at or after `t`."""
-    guest.check(f"kill -USR1 $(cat {PID})")
-    guest.until(f"python3 -c \"import json,sys; "
-                f"sys.exit(json.load(open('{WRITTEN}'))['newest'] < {t})\"", 120, every=2)
+    """Tell the daemon to write now (SIGUSR1), again until its batch holds
+    the point that ends at or after `t`."""
+    guest.until(f"kill -USR1 $(cat {PID}); sleep 2; python3 -c \"import json,sys; "
+                f"sys.exit(json.load(open('{WRITTEN}'))['newest'] < {t})\"", 120, every=3)
 
 
 def test_a_loaded_minute_is_kept_with_its_cause_across_a_power_cut(lab):
