@@ -301,6 +301,7 @@ class Daemon:
         applied = record.applied if record else None
         self.events.append(boot_event(self.clock(), applied, bool(record and record.failures),
                                       version, boot_id))
+        self.flush()  # at once: a router that goes down again within a batch keeps its boots
 
     def tick(self, t: int) -> Point:
         """One interval ending at `t`: its point, its events; a batch when due."""
