@@ -109,6 +109,7 @@ def test_a_loaded_minute_is_kept_with_its_cause_across_a_power_cut(lab):
     edge.console.child.sendline(f"kill -USR1 $(cat {PID})")
     edge.power_cut()
     edge.wait_for_login(180)
+    edge.until(f"test -s {WRITTEN}", 120, every=2)  # the daemon up, this boot's event kept
     assert edge.check(CHECK, 120) == "ok"
     after = kept(edge, begin - 30, end + 10)
     assert after == before  # every batch written before the cut is there, as it was
