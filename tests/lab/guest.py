@@ -143,6 +143,12 @@ class Guest:
         self.clock_at_restore: tuple[float, float, float] | None = None
 
     # --- lifecycle --------------------------------------------------------
+    @property
+    def applied_record(self) -> str:
+        """The file whose presence says the boot's apply has ended (APPLIED;
+        a stand-in for QEMU in the unit tests names its own)."""
+        return APPLIED
+
     def qemu_argv(self) -> list[str]:
         # an IDE disk hangs on the PIIX of QEMU's older PC (i440FX); every other on q35
         machine = "pc" if self.disk_bus == "ide" else "q35"
@@ -214,7 +220,7 @@ class Guest:
             self.start()
             self._console().login(timeout=timeout)
         self.prioritize()
-        self.until(f"test -e {APPLIED}", max(timeout, APPLY_TIMEOUT), every=1)
+        self.until(f"test -e {self.applied_record}", max(timeout, APPLY_TIMEOUT), every=1)
         self._tty1()
 
     def prioritize(self) -> None:

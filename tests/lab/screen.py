@@ -13,6 +13,8 @@ import pyte
 from tests.lab.guest import Guest
 from tests.lab.paths import LabError
 
+DONE = b"UI-DONE"  # echoed by the shell once `keel tui` has ended
+
 
 def run_ui(edge: Guest, seconds: int,
            done: Callable[[pyte.Screen], bool] | None = None) -> pyte.Screen:
@@ -27,7 +29,7 @@ def run_ui(edge: Guest, seconds: int,
     stream = pyte.ByteStream(screen)
     end = time.monotonic() + edge.accel.scale(seconds + 60)
     raw, fed, quitting = b"", -1, False
-    while b"UI-DONE" not in raw[max(0, fed):]:
+    while DONE not in raw[max(0, fed):]:
         if time.monotonic() > end:
             raise LabError(f"{edge.name}: keel tui did not end within its {seconds} s and a "
                            "minute; the screen:\n" + "\n".join(screen.display))
@@ -37,9 +39,12 @@ def run_ui(edge: Guest, seconds: int,
             fed = raw.index(b"\n") + 1  # the UI's output starts after the echoed command
         if fed < 0:
             continue
-        upto = raw.find(b"UI-DONE", fed)
-        stream.feed(raw[fed:upto if upto >= 0 else len(raw)])
-        fed = upto if upto >= 0 else len(raw)
+        # fed up to the marker, or to where a marker cut by this read could begin
+        # (a read that ended inside "UI-DONE" hid it for good once fed past)
+        upto = raw.find(DONE, fed)
+        stop = upto if upto >= 0 else max(fed, len(raw) - len(DONE) + 1)
+        stream.feed(raw[fed:stop])
+        fed = stop
         if done is not None and not quitting and done(screen):
             child.send("q")
             quitting = True

@@ -109,11 +109,17 @@ def test_a_busy_host_scales_timeouts_more_within_a_cap():
 
 class FlakyEmulator(Guest):
     """A stand-in for QEMU: the first run dies of the assertion QEMU 10 once
-    failed here under TCG; the second gives a login prompt and a shell."""
+    failed here under TCG; the second gives a login prompt and a shell (its
+    boot's apply ended)."""
+
+    @property
+    def applied_record(self) -> str:
+        return str(self.workdir / "applied.json")
 
     def qemu_argv(self) -> list[str]:
         crashed = self.workdir / "crashed-once"
-        script = (f"if [ -e {crashed} ]; then printf 'login: '; read -r user; exec sh -i; fi; "
+        script = (f"if [ -e {crashed} ]; then touch {self.applied_record}; printf 'login: '; "
+                  "read -r user; exec sh -i; fi; "
                   f"touch {crashed}; echo 'qemu-system-x86_64: system/physmem.c:2678: "
                   "iotlb_to_section: Assertion `section_index < d->map.sections_nb` failed.'; "
                   "exit 134")
