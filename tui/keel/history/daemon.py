@@ -52,28 +52,16 @@ ADAPT_LOG = Path("/run/keel/adapt.jsonl")
 MAX_ADAPT_READ = 256 * 1024  # bytes of adaptive CAKE's log read an interval at most
 
 
-def write_latest(path: Path, point: Point, causes_now: list[dict[str, Any]]) -> None:
+def write_latest(path: Path, point: Point, causes_now: list[dict[str, Any]],
+                 written: float) -> None:
     """The newest point and the verdicts of its last second, for the metrics
-    endpoint: replaced whole (a reader never sees half of it)."""
+    endpoint (keel.metrics.latest_point reads it): replaced whole (a reader
+    never sees half of it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps({"point": point.as_json(), "verdicts": causes_now,
-                               "written": time.time()}, separators=(",", ":")) + "\n")
+                               "written": written}, separators=(",", ":")) + "\n")
     tmp.replace(path)
-
-
-def read_latest(path: Path = LATEST, max_age_s: float = 3 * INTERVAL_S,
-                now: float | None = None) -> Point | None:
-    """The newest point the daemon wrote; None when there is none, it does not
-    parse, or it is older than `max_age_s` (the daemon is not running)."""
-    try:
-        data = json.loads(path.read_text())
-        point = Point.from_json(data["point"])
-        written = float(data["written"])
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
-        return None
-    now = time.time() if now is None else now
-    return point if now - written <= max_age_s else None
 
 
 @dataclass
@@ -323,7 +311,7 @@ class Daemon:
         try:
             write_latest(self.latest, judged.point,
                          [{"cause": v.cause, "severity": v.severity, "text": v.text}
-                          for v in judged.verdicts])
+                          for v in judged.verdicts], self.clock())
         except OSError as err:
             self.say(f"keel history: cannot write {self.latest}: {err.strerror}")
         if self.clock() - self.last_batch >= BATCH_S:

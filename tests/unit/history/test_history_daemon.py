@@ -13,9 +13,10 @@ import threading
 import time
 from pathlib import Path
 
-from keel.history.daemon import BATCH_S, Daemon, Places, Router, read_latest
+from keel.history.daemon import BATCH_S, Daemon, Places, Router
 from keel.history.sampler import Interval
 from keel.history.store import HistoryStore
+from keel.metrics.latest_point import read_latest
 from keel.metrics.snapshots import LatencySnapshot, SeriesSnapshot
 from keel.parse.ping import LatencySample
 from tests.fixtures.sources import fixture_source
@@ -73,7 +74,8 @@ def test_points_every_interval_and_one_batch_every_batch_s(tmp_path):
         clock.t = T0 + 10 * i
         point = d.tick(T0 + 10 * i)
         assert point.latency["tunnel"].sent == 20
-        assert read_latest(tmp_path / "run" / "latest.json", now=clock.t) == point
+        latest = read_latest(tmp_path / "run" / "latest.json", now=clock.t)
+        assert latest is not None and latest.point == point
         if i == n - 1:
             assert not (tmp_path / "history.db").exists() or not HistoryStore(
                 tmp_path / "history.db").points(T0, T0 + BATCH_S)  # not yet
