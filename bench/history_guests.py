@@ -37,10 +37,12 @@ def qemu_ticks(guest: Guest) -> int:
 
 def daemon_ticks(guest: Guest) -> int | None:
     """utime + stime of the guest's history daemon (None: not running)."""
-    out = guest.run("cut -d' ' -f14,15 /proc/$(cat /run/keel/history.pid)/stat")
-    if out.rc != 0 or not out.output.strip():
+    out = guest.run("p=/run/keel/history.pid; [ -s $p ] && kill -0 $(cat $p) && "
+                    "cut -d' ' -f14,15 /proc/$(cat $p)/stat")
+    fields = out.output.split()
+    if out.rc != 0 or len(fields) != 2 or not all(f.isdigit() for f in fields):
         return None
-    return sum(int(x) for x in out.output.split())
+    return sum(int(x) for x in fields)
 
 
 def measure(guests: list[Guest], seconds: int) -> dict[str, tuple[float, float | None]]:
