@@ -142,7 +142,8 @@ def _open(path: Path):
     return HistoryStore(path)
 
 
-def _points(args: argparse.Namespace) -> int:
+def _print(args: argparse.Namespace, what: str) -> int:
+    """The store's points or events over the moments asked, in the format asked."""
     try:
         since, until = _range(args)
     except WhenError as err:
@@ -151,21 +152,20 @@ def _points(args: argparse.Namespace) -> int:
     store = _open(args.store)
     if store is None:
         return 1
-    print_points(store.points(since, until), args.format, sys.stdout)
+    with store:
+        if what == "events":
+            print_events(store.events(since, until), args.format, sys.stdout)
+        else:
+            print_points(store.points(since, until), args.format, sys.stdout)
     return 0
+
+
+def _points(args: argparse.Namespace) -> int:
+    return _print(args, "points")
 
 
 def _events(args: argparse.Namespace) -> int:
-    try:
-        since, until = _range(args)
-    except WhenError as err:
-        print(f"keel history: {err}", file=sys.stderr)
-        return 2
-    store = _open(args.store)
-    if store is None:
-        return 1
-    print_events(store.events(since, until), args.format, sys.stdout)
-    return 0
+    return _print(args, "events")
 
 
 def _daemon(args: argparse.Namespace) -> int:
