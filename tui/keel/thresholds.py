@@ -113,9 +113,8 @@ ADAPT_PROBE_HZ = 10  # probes a second through the tunnel
 ADAPT_RESTING_HZ = 1
 # a sample is "delayed" this far over its direction's baseline, plus the time
 # one full-size packet (1500 bytes) takes at the current rate (which matters
-# under about 12 Mbit/s: 12 ms at 1 Mbit/s): between cake-autorate's 30 ms
-# (too late: docs/cake.md) and sqm-autorate's 15 ms (within emulation's own
-# jitter under load)
+# under about 12 Mbit/s: 12 ms at 1 Mbit/s); docs/cake.md says how it compares
+# with cake-autorate's and sqm-autorate's
 ADAPT_DELAY_MS = 20.0
 ADAPT_PACKET_BITS = 1500 * 8
 # bufferbloat: this many delayed samples among the last ADAPT_WINDOW

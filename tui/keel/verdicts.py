@@ -165,14 +165,12 @@ def _starved(window: Sequence[Signals]) -> Verdict | None:
     if not (by_stalls or by_steal):
         return None
     # a stall delays the probes it catches, not the median of a second's five:
-    # the slowest probe of each second shows it
-    # a stall delays the probes it catches, not the median of a second's five:
     # the slowest probe of each second shows it. It is evidence, not a
     # condition: the router's own pings run in step with the stalls (their
     # timer fires as the CPU comes back, the reply is in before it goes
     # again), so a starved hub sees its own probes on time while every packet
-    # it forwards waits (docs/verdicts.md: as seen in the lab). The stall
-    # meter, at real-time priority, is the proof.
+    # it forwards waits (docs/verdicts.md). The stall meter, at real-time
+    # priority, is the proof.
     excess = _values(window, lambda s: _excess(
         s.latency_tunnel_worst_ms if s.latency_tunnel_worst_ms is not None
         else s.latency_tunnel_ms, s.latency_tunnel_idle_ms))

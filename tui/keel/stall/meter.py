@@ -24,9 +24,10 @@ from collections.abc import Callable, Iterable, Iterator
 from keel.stall.summary import StallSecond, summarise
 from keel.system.cpu_times import PROC_STAT, proc_stat_text
 
-PERIOD = 0.040  # seconds slept per sample: 25 wakeups a second per CPU keep the
-# meter under 0.5 % of a core (make bench: 0.45 % with 2 CPUs metered) and still
-# see a 50 ms stall (the threshold, keel.thresholds)
+# seconds slept per sample: 25 wakeups a second per CPU, few enough to keep the
+# meter under 0.5 % of a core (`make bench` measures it), many enough to see a
+# 50 ms stall (the threshold, keel.thresholds)
+PERIOD = 0.040
 STAT_PATH = PROC_STAT
 
 
