@@ -18,14 +18,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.lab import configs
 from tests.lab import topology as topo
 from tests.lab.guest import Guest
+from tests.lab.history import LATEST, PID, WRITTEN, kept, written_up_to
 from tests.lab.ui_driver import ConsoleUI
 
 pytestmark = pytest.mark.lab("bloated")
 
 LOAD_S = 40
-PID = "/run/keel/history.pid"
-WRITTEN = "/run/keel/history/written.json"
-LATEST = "/run/keel/history/latest.json"
 CHECK = ("python3 -c \"import sqlite3; "
          "print(sqlite3.connect('/data/keel/history.db').execute('pragma quick_check')"
          ".fetchone()[0])\"")
@@ -75,19 +73,8 @@ def now(guest: Guest) -> int:
     return int(float(guest.check("date +%s")))
 
 
-def kept(guest: Guest, since: int, until: int) -> list[dict]:
-    return guest.json(f"keel history --since @{since} --until @{until} --json", 120)
-
-
 def tunnel_p95(point: dict) -> float | None:
     return point["latency"].get("tunnel", {}).get("p95_ms")
-
-
-def written_up_to(guest: Guest, t: int) -> None:
-    """Tell the daemon to write now (SIGUSR1), again until its batch holds
-    the point that ends at or after `t`."""
-    guest.until(f"kill -USR1 $(cat {PID}); sleep 2; python3 -c \"import json,sys; "
-                f"sys.exit(json.load(open('{WRITTEN}'))['newest'] < {t})\"", 120, every=3)
 
 
 def test_a_loaded_minute_is_kept_with_its_cause_across_a_power_cut(lab):

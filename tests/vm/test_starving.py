@@ -23,6 +23,7 @@ from keel.selftest.grading import percentile
 from tests.lab import configs, cpucap, figures
 from tests.lab import topology as topo
 from tests.lab.guest import Guest
+from tests.lab.history import kept, written_up_to
 from tests.lab.throttle import throttled
 from tests.lab.watch import between, clock_offset, records, start_watch
 
@@ -79,6 +80,7 @@ def starving(lab) -> dict:
     assert duty.started is not None and duty.ended is not None and duty.cycles > 50
     lan_samples = ping.track(lan.check("cat /run/p", 60), 0.2)
     return {"begin": begin, "on": duty.started, "off": duty.ended, "share": duty.share,
+            "hub_offset": offsets["hub"],
             "hub": records(hub, offsets["hub"]), "edge": records(edge, offsets["edge"]),
             "lan": [(s.sent - offsets["lan"], s.rtt_ms) for s in lan_samples]}
 
@@ -130,6 +132,17 @@ def test_the_hub_names_its_starvation_within_10_s_and_stops_after(starving):
     assert verdict["evidence"]["steal_reported"] is False
     assert "reports none" in verdict["text"]
     assert after and not any("starved" in r["causes"] for r in after)
+
+
+def test_the_hubs_starved_seconds_are_kept_in_its_history(starving, lab):
+    """The history daemon on the hub kept the throttled seconds with their
+    cause and its words, as the console named them live."""
+    on, off = (starving[k] + starving["hub_offset"] for k in ("on", "off"))
+    written_up_to(lab.hub, off)
+    points = kept(lab.hub, on, off + 10)
+    named = [p for p in points if "starved" in p["causes"]]
+    assert named, [(p["t"], p["causes"]) for p in points]
+    assert any("stalls up to" in p["evidence"] for p in named), named
 
 
 def test_the_edge_sees_the_tunnel_late_and_does_not_blame_its_link(starving):
