@@ -1,10 +1,10 @@
-"""`keel history`: what the router kept (keel.history.store), printed.
+"""`keel history`: what the router kept, printed.
 
   keel history [--since WHEN] [--until WHEN] [--json | --csv]
   keel history events [--since WHEN] [--until WHEN] [--json]
   keel history daemon        (what /etc/init.d/S42history runs)
 
-WHEN: keel.history.when (now, 2h, 7d ago, 2026-11-24T21:05 UTC, @UNIX). The
+WHEN: now, 2h or 7d (ago), 2026-11-24 or 2026-11-24T21:05 (UTC), @UNIXSECONDS. The
 points come from the finest tier that still holds `--since` (10 s for two
 days, 1 min for 30, 10 min for a year)."""
 
