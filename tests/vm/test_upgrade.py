@@ -25,12 +25,15 @@ from tests.lab import bundles, labs
 from tests.lab import topology as topo
 from tests.lab.configs import configure_with_keel
 from tests.lab.guest import BOOT_TIMEOUT, Guest
+from tests.lab.history import written_up_to
 
 MOUNT = "mkdir -p /tmp/b && (mountpoint -q /tmp/b || mount -o ro /dev/vdb /tmp/b)"
 # /data as the user's state: config, key, shadow, SSH keys, revisions (what
-# RAUC and keel's upgrade records keep about the upgrade itself changes)
+# RAUC and keel's upgrade records keep about the upgrade itself changes, and
+# the history, which its daemon writes all along: kept_history checks it)
 DATA_HASH = ("cd /data && find . -type f ! -path './rauc/*' ! -path './keel/upgrade/*' "
-             "! -path './lost+found/*' | LC_ALL=C sort | xargs sha256sum")
+             "! -path './keel/history.db*' ! -path './lost+found/*' "
+             "| LC_ALL=C sort | xargs sha256sum")
 # slot B's kernel partition whole, and its root's first 64 MiB: RAUC writes an
 # image from the partition's start, so a write of any of it shows there
 SLOT_B_HASH = ("(cat /dev/disk/by-partlabel/keel-boot-b; "
@@ -152,6 +155,18 @@ def test_an_upgrade_keeps_data_and_tunnel_and_is_kept(lab):
     assert edge.check(DATA_HASH) == data  # /data byte for byte
     edge.check(f"ping -n -c 1 -w 10 {topo.HUB_TUNNEL}", 30)  # the tunnel is back
     assert json.loads(edge.check("keel doctor --json", 60))  # the new version runs
+    kept_history(edge, "kept")
+
+
+def kept_history(edge: Guest, result: str) -> None:
+    """The history came through the slot change: the upgrade's outcome is
+    among its events, after the boots of both slots."""
+    written_up_to(edge, float(edge.check("date +%s")))
+    events = edge.json("keel history events --since 1d --json", 120)
+    upgrades = [e for e in events if e["kind"] == "upgrade"]
+    assert upgrades and upgrades[-1]["data"]["result"] == result, events
+    versions = {e["data"]["version"] for e in events if e["kind"] == "boot"}
+    assert len(versions) >= 2, events  # boots of the old and of the new slot
 
 
 def console_ui_off_for_good(edge: Guest) -> None:
@@ -177,6 +192,7 @@ def test_rollback_boots_the_old_slot_again(lab):
     assert st["last"]["result"] == "rollback"
     assert edge.check(DATA_HASH) == data
     edge.check(f"ping -n -c 1 -w 10 {topo.HUB_TUNNEL}", 30)
+    kept_history(edge, "rollback")
 
 
 def test_a_root_whose_apply_fails_is_rolled_back_by_itself(lab):
