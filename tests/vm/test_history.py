@@ -39,6 +39,11 @@ def lab(shared_lab):
     rl = shared_lab
     configs.configure_with_keel(rl, download=0, upload=0,  # no CAKE: the line bloats
                                 hub_options={"extra": "[metrics]\nenabled = true\n"})
+    # the hub's iperf3 server started afresh by its apply: left from the lab's
+    # earlier modules (a wizard's pairing, their own tunnels), it once closed
+    # the load's control socket at its start
+    rl.hub.check("kill $(cat /run/keel/iperf3.pid) 2>/dev/null; sleep 1; keel apply", 90)
+    rl.hub.until(f"ss -ltn | grep -q '{topo.HUB_TUNNEL}:5201 '", 60)
     return rl
 
 
