@@ -4,6 +4,7 @@ events of what changed, and a store that cannot be written does not stop it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -187,3 +188,20 @@ def test_sigusr1_writes_at_once_and_sigterm_ends_it(tmp_path):
         assert proc.wait(30) == 0, proc.stderr.read() if proc.stderr else ""
     finally:
         proc.kill()
+
+
+def test_a_point_the_store_refuses_is_left_out_and_the_rest_kept(tmp_path):
+    """A figure that is not a number (a collector's NaN) would refuse the
+    whole batch at every try: that point is left out, said, the rest kept."""
+    clock = Clock(T0)
+    said.clear()
+    d = daemon(tmp_path, clock)
+    d.start("test", "boot-1")
+    for i in range(1, 4):
+        clock.t = T0 + 10 * i
+        d.tick(T0 + 10 * i)
+    d.points[1] = dataclasses.replace(d.points[1], stall_worst_ms=float("nan"))
+    d.flush()
+    assert d.points == [] and any("left out" in line for line in said)
+    with HistoryStore(tmp_path / "history.db") as store:
+        assert [p.t for p in store.points(T0, T0 + 40)] == [T0 + 10, T0 + 30]

@@ -325,6 +325,16 @@ class Daemon:
             return
         try:
             self.store.write_batch(self.points, self.events)
+        except ValueError as err:  # a figure the store refuses: that one left out, once said
+            from keel.history.store import writable
+
+            self.say(f"keel history: left out of the history: {err}")
+            kept = ([p for p in self.points if writable(p)],
+                    [e for e in self.events if writable(e)])
+            if len(kept[0]) + len(kept[1]) < len(self.points) + len(self.events):
+                self.points, self.events = kept
+                self.flush()
+            return
         except Exception as err:
             self._failed(f"cannot write {self.store_path}: {err}")
             if len(self.points) > 6 * BATCH_S:  # a store down for long: keep the newest

@@ -396,6 +396,16 @@ def _point_json(point: Point) -> str:
     return _dumps(point.as_stored())
 
 
+def writable(item: Point | Event) -> bool:
+    """Whether write_batch takes this point or event (it refuses a whole batch
+    for one it does not, naming it): the daemon leaves such a one out."""
+    try:
+        _encode_point(item) if isinstance(item, Point) else _encode_event(item)
+    except ValueError:
+        return False
+    return True
+
+
 def _encode_point(p: Point) -> str:
     """A 10-s point as stored; ValueError naming it unless it reads back."""
     if not isinstance(p, Point):
