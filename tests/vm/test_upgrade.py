@@ -20,6 +20,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from keel.thresholds import UPGRADE_SLOWEST_START_S
 from keel.upgrade.system import GRUBENV  # the boot state GRUB and RAUC share
 from tests.lab import bundles, labs
 from tests.lab import topology as topo
@@ -95,7 +96,13 @@ def settled(edge: Guest) -> dict:
     the gate's record and on grubenv (a `keel` command every few seconds
     would take the guest's CPU from the gate it waits for), then read once
     by `keel upgrade status`."""
-    edge.until("test ! -e /data/keel/upgrade/pending.json", GATE_TIMEOUT, every=2)
+    # the gate decides by UPGRADE_SLOWEST_START_S of uptime at the latest
+    # (a boot slow all through waits that long for the UI): waited for in the
+    # guest's own time, then a gate that never decided fails here
+    decided = UPGRADE_SLOWEST_START_S + 60
+    edge.until(f"test ! -e /data/keel/upgrade/pending.json || "
+               f"[ $(cut -d. -f1 /proc/uptime) -gt {decided} ]", decided, every=2)
+    edge.check("test ! -e /data/keel/upgrade/pending.json")
     slot, _ = slot_and_version(edge, version=False)
     edge.until(f"grep -qax '{slot}_TRY=0' {GRUBENV}", GATE_TIMEOUT, every=2)
     st = status(edge)

@@ -94,6 +94,12 @@ UPGRADE_SEEN_S = 120
 # UPGRADE_SEEN_S (docs/upgrades.md says how slow they were seen). The peers'
 # handshake window counts from the apply's end.
 UPGRADE_SLOW_START_S = 600
+# a console UI still starting on a boot that is slow all through (its apply
+# ended late: a starved CPU is slow at everything) gets this many times the
+# apply's end uptime, when that is longer, and never more than
+# UPGRADE_SLOWEST_START_S: a UI that hangs is still found out
+UPGRADE_SLOW_START_PACE = 4
+UPGRADE_SLOWEST_START_S = 1800
 # the console UI's failed starts in a row (each ending in an error within 30
 # s) before tty1 falls back to a login (/usr/share/keel/tty1)
 CONSOLE_UI_TRIES = 3

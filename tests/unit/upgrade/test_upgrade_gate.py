@@ -23,11 +23,13 @@ APPLIED = BootRecord(USER, at=5.0)
 
 def seen(uptime: float = 30.0, apply: BootRecord | None = APPLIED, ui_seen: bool = True,
          stall_running: bool = True, sessions: tuple[str, ...] = (HUB[0],),
-         ui_starting: bool = False, apply_running: bool = False) -> Observation:
+         ui_starting: bool = False, apply_running: bool = False,
+         ui_failure: tuple[int, int] | None = None) -> Observation:
     """A healthy trial boot at `uptime`, but for what the test changes."""
     return Observation(uptime=uptime, apply=apply, ui_seen=ui_seen,
                        stall_running=stall_running, sessions=frozenset(sessions),
-                       ui_starting=ui_starting, apply_running=apply_running)
+                       ui_starting=ui_starting, apply_running=apply_running,
+                       ui_failure=ui_failure)
 
 
 def test_thresholds_as_documented() -> None:
@@ -113,7 +115,34 @@ def test_a_console_ui_still_starting_gets_longer_and_then_rolls_back() -> None:
     slow = {"ui_seen": False, "ui_starting": True}
     assert judge(seen(uptime=UPGRADE_SEEN_S + 30, **slow), (HUB,)) == Verdict("wait")
     assert judge(seen(uptime=UPGRADE_SLOW_START_S, **slow), (HUB,)) == Verdict(
-        "roll back", "the console UI did not start on tty1")
+        "roll back", "the console UI did not start on tty1: nothing drawn 600 s after the boot")
+
+
+def test_a_console_ui_on_a_boot_slow_all_through_gets_the_boots_pace() -> None:
+    """The apply ended at 250 s (a starved CPU): the UI still starting is
+    waited for until 4 x 250 s, not 600 s; never past 1800 s."""
+    late = {"ui_seen": False, "ui_starting": True, "apply": BootRecord(USER, uptime=250.0)}
+    assert judge(seen(uptime=UPGRADE_SLOW_START_S + 300, **late), (HUB,)) == Verdict("wait")
+    assert judge(seen(uptime=1000.0, **late), (HUB,)) == Verdict(
+        "roll back", "the console UI did not start on tty1: nothing drawn 1000 s after the boot")
+    slowest = {**late, "apply": BootRecord(USER, uptime=900.0)}
+    assert judge(seen(uptime=1799.0, **slowest), (HUB,)) == Verdict("wait")
+    assert judge(seen(uptime=1800.0, **slowest), (HUB,)).decision == "roll back"
+    quick = {**late, "apply": BootRecord(USER, uptime=20.0)}
+    assert judge(seen(uptime=UPGRADE_SLOW_START_S, **quick), (HUB,)).decision == "roll back"
+
+
+@pytest.mark.parametrize(("failure", "said"), [
+    ((1, 4), "the last ended (exit code 1) after 4 s"),
+    ((137, 12), "the last ended (killed by signal 9) after 12 s"),
+])
+def test_a_console_ui_that_failed_says_how_its_last_start_ended(failure, said) -> None:
+    """tty1 fell back to a login: the reason names the failed starts and how
+    the last one ended (/usr/share/keel/tty1 notes it), so a rollback for the
+    UI can be told from a slow machine."""
+    verdict = judge(seen(uptime=UPGRADE_SEEN_S, ui_seen=False, ui_failure=failure), (HUB,))
+    assert verdict == Verdict("roll back", f"the console UI did not start on tty1: "
+                                           f"3 failed starts, {said}")
 
 
 def test_missing_peer_waits_for_the_handshake_window() -> None:
@@ -246,3 +275,21 @@ def test_the_boot_apply_is_found_by_its_command_line(tmp_path) -> None:
     proc(304, ["/usr/bin/python3", "/usr/bin/keel", "apply", "--boot", "--when-told",
                "/run/keel/boot.go", "--started-at", "3.21"])
     assert running(BOOT_APPLY, tmp_path)
+
+
+def test_the_last_failed_start_is_read_as_the_tty1_script_notes_it(tmp_path) -> None:
+    """/usr/share/keel/tty1 notes "exit code, seconds run" of a failed start
+    in the file keel.system.console reads; anything else is no note."""
+    from keel.system.console import TTY1_LAST_FAILURE, tty1_last_failure
+    from tests.lab.paths import TOP
+
+    script = (TOP / "overlay" / "usr" / "share" / "keel" / "tty1").read_text()
+    assert f"LAST={TTY1_LAST_FAILURE}" in script
+    assert 'echo "$rc $((end - start))" >"$LAST"' in script
+    note = tmp_path / "tty1-last-failure"
+    assert tty1_last_failure(note) is None
+    note.write_text("137 12\n")
+    assert tty1_last_failure(note) == (137, 12)
+    for bad in ("", "1", "x 2", "1 2 3"):
+        note.write_text(bad)
+        assert tty1_last_failure(note) is None, bad

@@ -13,6 +13,7 @@ CMDLINE = Path("/proc/cmdline")
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 TTY1 = "/dev/tty1"
 TTY1_FAILURES = Path("/run/keel/tty1-failures")  # failed UI starts in a row
+TTY1_LAST_FAILURE = Path("/run/keel/tty1-last-failure")  # "exit code, seconds run"
 
 
 def on_tty1() -> bool:
@@ -30,6 +31,17 @@ def tty1_gave_up(tries: int, count: Path = TTY1_FAILURES) -> bool:
         return int(count.read_text().strip()) >= tries
     except (OSError, ValueError):
         return False
+
+
+def tty1_last_failure(path: Path = TTY1_LAST_FAILURE) -> tuple[int, int] | None:
+    """The console UI's last failed start on tty1 as /usr/share/keel/tty1
+    noted it: (exit code, seconds it ran); None when none failed this boot or
+    the note is unreadable."""
+    try:
+        code, ran = path.read_text().split()
+        return int(code), int(ran)
+    except (OSError, ValueError):
+        return None
 
 
 def say(line: str) -> None:

@@ -29,7 +29,9 @@ from keel.thresholds import (
     UPGRADE_BOOT_TRIES,
     UPGRADE_HANDSHAKE_WAIT_S,
     UPGRADE_SEEN_S,
+    UPGRADE_SLOW_START_PACE,
     UPGRADE_SLOW_START_S,
+    UPGRADE_SLOWEST_START_S,
 )
 from keel.upgrade.record import Outcome, Pending, Records
 
@@ -54,6 +56,8 @@ class Observation:
     # the boot's `keel apply --boot` still runs (slow, not failed: it gets
     # until UPGRADE_SLOW_START_S)
     apply_running: bool = False
+    # the console UI's last failed start on tty1 this boot: (exit code, seconds run)
+    ui_failure: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -80,10 +84,9 @@ def judge(obs: Observation, peers: tuple[tuple[str, str], ...],
     if not obs.stall_running:
         return Verdict("roll back", "the stall meter is not running") if late else Verdict("wait")
     if not obs.ui_seen:
-        if obs.ui_starting and obs.uptime < UPGRADE_SLOW_START_S:
+        if obs.ui_starting and obs.uptime < ui_start_limit(obs.apply):
             return Verdict("wait")
-        return Verdict("roll back", "the console UI did not start on tty1") \
-            if late else Verdict("wait")
+        return Verdict("roll back", ui_not_started(obs)) if late else Verdict("wait")
     missing = [name for key, name in peers if key not in obs.sessions]
     if missing:
         # (a record from an older keel has no uptime: counted from the boot)
@@ -92,6 +95,27 @@ def judge(obs: Observation, peers: tuple[tuple[str, str], ...],
                                         f"in {tunnel_wait} s")
         return Verdict("wait")
     return Verdict("keep")
+
+
+def ui_start_limit(apply: BootRecord) -> float:
+    """The uptime until which a console UI still starting is waited for: the
+    slow start's bound, longer on a boot whose apply ended late (the same
+    pace for the UI), within UPGRADE_SLOWEST_START_S."""
+    paced = UPGRADE_SLOW_START_PACE * (apply.uptime or 0.0)
+    return min(UPGRADE_SLOWEST_START_S, max(UPGRADE_SLOW_START_S, paced))
+
+
+def ui_not_started(obs: Observation) -> str:
+    """Why the console UI counts as not started: still not drawn at the slow
+    start's bound, or its starts failed (how the last one ended)."""
+    reason = "the console UI did not start on tty1"
+    if obs.ui_starting and obs.apply is not None:
+        return f"{reason}: nothing drawn {ui_start_limit(obs.apply):.0f} s after the boot"
+    if obs.ui_failure is None:
+        return reason
+    code, ran = obs.ui_failure
+    ended = f"killed by signal {code - 128}" if code > 128 else f"exit code {code}"
+    return f"{reason}: {CONSOLE_UI_TRIES} failed starts, the last ended ({ended}) after {ran} s"
 
 
 def fell_back(pending: Pending, booted: str, last: Outcome | None) -> Outcome:
@@ -115,7 +139,7 @@ def alive(pidfile: Path) -> bool:
 
 def observe() -> Observation:
     from keel.apply.boot import read_record
-    from keel.system.console import tty1_gave_up, uptime
+    from keel.system.console import tty1_gave_up, tty1_last_failure, uptime
     from keel.system.processes import running
     from keel.upgrade.system import sessions
 
@@ -124,7 +148,7 @@ def observe() -> Observation:
                        stall_running=alive(STALL_PID),
                        sessions=frozenset(key for key, _ in sessions()),
                        ui_starting=not UI_READY.exists() and not tty1_gave_up(CONSOLE_UI_TRIES),
-                       apply_running=running(BOOT_APPLY))
+                       apply_running=running(BOOT_APPLY), ui_failure=tty1_last_failure())
 
 
 def run_gate(say: Callable[[str], None], reboot: Callable[[], None],
