@@ -19,8 +19,12 @@ def run_doctor(as_json: bool, seconds: float) -> int:
     from keel.access.password import PasswordStore
     from keel.apply import boot, engine
     from keel.apply import ipv6 as ipv6_plan
+    from keel.apply.metrics import listen_addresses
     from keel.doctor import hardware
+    from keel.doctor import history as history_checks
     from keel.doctor import ipv6 as ipv6_checks
+    from keel.history.daemon import BATCH_S
+    from keel.history.sampler import INTERVAL_S
     from keel.model import InvalidConfig, config_in_force, read_model
     from keel.system import ipv6 as ipv6_state
 
@@ -44,6 +48,11 @@ def run_doctor(as_json: bool, seconds: float) -> int:
         found += hardware.check_links(model, collect.links(model))
     found += checks.check_upgrade(collect.upgrade())
     found += checks.check_password(PasswordStore().root_hash())
+    found.append(history_checks.check_history(collect.history(), time.time(),
+                                              INTERVAL_S, BATCH_S))
+    if model is not None:
+        found.append(history_checks.check_metrics(model, collect.metrics(engine.RUN_DIR),
+                                                  listen_addresses(model)))
     asked = model.tuning if model is not None else Tuning()
     found += checks.check_tuning(collect.tuning(), asked.governor,
                                  asked.max_cstate_latency_us if asked.hold_latency else None)

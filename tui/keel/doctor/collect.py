@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from keel.doctor.checks import RulesetState
+from keel.doctor.history import HistoryState
 from keel.model import RouterModel
 from keel.model.nic_roles import Resolution
 from keel.parse import nftlist, procstat
@@ -30,6 +31,8 @@ from keel.system.hardware import read_devices, read_link, read_secure_boot
 from keel.system.qdiscs import read_qdiscs
 from keel.system.source import RunnerSource, SourceError
 from keel.system.wireguard import read_wireguard
+
+HISTORY_PIDFILE = Path("/run/keel/history.pid")  # S42history writes it
 
 
 def steal_over(seconds: float) -> dict[str, procstat.CpuShare]:
@@ -120,3 +123,40 @@ def upgrade() -> UpgradeStatus | None:
         return system.read_status()
     except OSError:
         return None
+
+
+def history() -> HistoryState:
+    """The history daemon as S42history started it: its pidfile's process,
+    its newest point (latest.json), its last batch kept (written.json) and the
+    store's bytes on /data (the file and its WAL)."""
+    from keel.history.daemon import LATEST
+    from keel.history.store import DEFAULT_PATH
+    from keel.system.processes import pid_alive, pidfile_pid
+
+    pid = pidfile_pid(str(HISTORY_PIDFILE))
+
+    def field_of(path: Path, name: str) -> float | None:
+        try:
+            value = json.loads(path.read_text())[name]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return float(value) if isinstance(value, int | float) else None
+
+    sizes = [p.stat().st_size for p in (DEFAULT_PATH, DEFAULT_PATH.with_name(
+        DEFAULT_PATH.name + "-wal")) if p.exists()]
+    try:
+        newest: float | None = float(json.loads(LATEST.read_text())["point"]["t"])
+    except (OSError, ValueError, KeyError, TypeError):
+        newest = None
+    return HistoryState(running=pid is not None and pid_alive(pid), newest=newest,
+                        kept_at=field_of(LATEST.with_name("written.json"), "at"),
+                        store_bytes=sum(sizes) if sizes else None)
+
+
+def metrics(run_dir: Path) -> bool:
+    """The metrics endpoint (keel metrics-serve) runs: its pidfile's process."""
+    from keel.apply.metrics import PIDFILE
+    from keel.system.processes import pid_alive, pidfile_pid
+
+    pid = pidfile_pid(str(run_dir / PIDFILE))
+    return pid is not None and pid_alive(pid)
