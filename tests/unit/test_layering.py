@@ -51,7 +51,9 @@ PURE = ("keel.config", "keel.model", "keel.render", "keel.parse",
         # the upgrade's boot state and slot view: parsers of what GRUB and RAUC keep
         "keel.upgrade.grubenv", "keel.upgrade.slots",
         # adaptive CAKE's controller and its probes on the wire
-        "keel.adaptive.controller", "keel.adaptive.wire", "keel.adaptive.target")
+        "keel.adaptive.controller", "keel.adaptive.wire", "keel.adaptive.target",
+        # the fleet channel's messages and what it changes in a config
+        "keel.fleet.wire", "keel.fleet.learn")
 TOUCHES_THE_SYSTEM = ("subprocess", "keel.system", "keel.apply", "keel.metrics",
                       "keel.selftest", "keel.doctor", "keel.tuning", "keel.state",
                       "keel.wireguard", "keel.ui", "textual", "rich")
@@ -346,6 +348,7 @@ STARTS_PROCESSES = {
     "keel.apply.confirmed": "`keel apply --confirm` from the console and keel pair",
     "keel.apply.command": "`keel apply` re-run by the boot and rollback paths",
     "keel.upgrade.system": "rauc, the updater (its D-Bus service writes the slots)",
+    "keel.fleet.cli": "`keel fleet sync` in the background after pairing and unpairing",
 }
 
 

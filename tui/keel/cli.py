@@ -116,6 +116,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "access": ("keel.access.cli", "add_access_command"),
     "config": ("keel.config.cli", "add_config_commands"),
     "doctor": ("keel.doctor.cli", "add_doctor_command"),
+    "fleet": ("keel.fleet.cli", "add_fleet_command"),
     "forwards": ("keel.forwards.cli", "add_forwards_command"),
     "history": ("keel.history.cli", "add_history_command"),
     "metrics-serve": ("keel.metrics.cli", "register"),

@@ -14,3 +14,6 @@ SSH_TCP = 22
 # the Prometheus endpoint's default (metrics.port): the port Prometheus's list
 # of exporters gives the WireGuard exporters, whose metric names keel keeps
 METRICS_TCP = 9586
+# the fleet channel (keel.fleet.agent): an edge answers its hub on its tunnel
+# address, from the hub's tunnel address only, through the tunnel only
+FLEET_TCP = 9587

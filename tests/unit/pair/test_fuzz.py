@@ -382,7 +382,7 @@ def test_keel_pair_on_the_hub_closes_its_port_whatever_comes(tmp_path_factory, m
     sides = run.Sides(say=lines.append, public_key=lambda: HUB_KEY,
                       apply=lambda *a: applied.append(a) or (True, "applied"),
                       run_dir=tmp, runner=nft, wan_networks=lambda c: [],
-                      hub_networks=lambda c: [])
+                      hub_networks=lambda c: [], sync_fleet=lambda: None)
     out: dict[str, Any] = {}
 
     def body() -> None:

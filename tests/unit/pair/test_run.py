@@ -61,10 +61,15 @@ class Side:
         self.confirmed = 0
         self.nft = NftRecorder()
         self.handshake_after = handshake_after
+        self.synced = 0  # keel fleet sync started (the hub, once an edge is kept)
         self.sides = run.Sides(
             say=self.lines.append, public_key=lambda: key, apply=self.apply,
             confirm=self.confirm, handshake=self.handshake, run_dir=tmp, runner=self.nft,
-            wan_networks=lambda config: [], hub_networks=lambda config: [])
+            wan_networks=lambda config: [], hub_networks=lambda config: [],
+            sync_fleet=self.sync)
+
+    def sync(self) -> None:
+        self.synced += 1
 
     def apply(self, config, path: Path, note: str):
         self.applied.append((to_toml(config), note))
@@ -149,6 +154,7 @@ def test_hub_and_edge_pair_apply_and_keep_it_after_the_handshake(hub_side, tmp_p
     assert EDGE_KEY in hub_text and HUB_KEY in edge_text
     assert f'endpoint = "127.0.0.1:{hub_side.port}"' in edge_text
     assert hub_side.confirmed == edge.confirmed == 1
+    assert (hub_side.synced, edge.synced) == (1, 0)  # the other edges learn its LAN
     assert any("handshake with edge after" in line for line in hub_side.lines)
     # the code is shown on the hub only, and never in what the edge says
     assert not any(code in line for line in edge.lines)
@@ -190,6 +196,7 @@ def test_no_handshake_leaves_the_change_to_roll_back(hub_side, tmp_path, monkeyp
     run.pair_edge(f"127.0.0.1:{hub_side.port}", shown_code(hub_side), edge.sides)
     t.join(20)
     assert out == {"rc": 1} and hub_side.confirmed == 0 and len(hub_side.applied) == 1
+    assert hub_side.synced == 0  # not kept: nothing to tell the other edges
     assert any("rolls back by itself" in line for line in hub_side.lines)
 
 
@@ -362,7 +369,7 @@ def test_the_hubs_live_networks_are_every_nics_subnets_and_its_gateways(monkeypa
                      ("the hub's network on eth9\\x1b[2J (live)", "172.20.0.0/16"),
                      ("the hub's gateway (live)", "192.168.1.1/32")]
     # the edge's side reads its WAN only, as before
-    assert [str(net) for _, net in run._wan_networks(hub)] == [
+    assert [str(net) for _, net in run.wan_networks_now(hub)] == [
         "192.168.1.0/24", "2001:db8:1::/64", "192.168.1.1/32"]
 
 

@@ -16,12 +16,12 @@ from collections.abc import Iterator
 from keel.config.errors import Problem
 from keel.config.forward_relations import LOCAL, OUTER, family, public_ports, role_of
 from keel.config.schema import Config
-from keel.ports import DNS, IPERF3, PAIRING_TCP, SSH_TCP
+from keel.ports import DNS, FLEET_TCP, IPERF3, PAIRING_TCP, SSH_TCP
 
 # keel's own TCP services on the router, whatever the config says
 OWN_TCP = ((SSH_TCP, "SSH"), (DNS, "DNS (dnsmasq, on the LAN)"),
            (IPERF3, "the iperf3 server (selftest.iperf3_server)"),
-           (PAIRING_TCP, "pairing (keel pair)"))
+           (PAIRING_TCP, "pairing (keel pair)"), (FLEET_TCP, "the fleet channel (keel.fleet)"))
 
 
 def port_taken(cfg: Config) -> Iterator[Problem]:

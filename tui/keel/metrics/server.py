@@ -191,8 +191,16 @@ class Server:
                  say: Callable[[str], None] | None = None,
                  max_connections: int = MAX_CONNECTIONS,
                  max_per_client: int = MAX_PER_CLIENT,
-                 head_timeout_s: float = HEAD_TIMEOUT_S) -> None:
+                 head_timeout_s: float = HEAD_TIMEOUT_S,
+                 handle: Callable[[socket.socket], int | None] | None = None,
+                 admits: Callable[[str], bool] | None = None) -> None:
+        """`handle`: answers one connection in place of the metrics' HTTP (the
+        fleet channel's; the status sent, None for none); `admits`: whether a
+        client address is served at all (else closed at once, unread)."""
         self.socks, self.body = list(socks), body
+        self.handle = handle or (lambda conn: answer(conn, self.body, self.say,
+                                                     self.head_timeout_s))
+        self.admits = admits or (lambda client: True)
         self.head_timeout_s = head_timeout_s
         self.say = say or (lambda line: print(line, file=sys.stderr, flush=True))
         self.max_connections, self.max_per_client = max_connections, max_per_client
@@ -225,7 +233,7 @@ class Server:
 
     def _serve(self, conn: socket.socket, client: str) -> None:
         try:
-            self._count(answer(conn, self.body, self.say, self.head_timeout_s))
+            self._count(self.handle(conn))
         finally:
             conn.close()
             self._release(client)
@@ -262,6 +270,10 @@ class Server:
         except OSError:
             return  # the client went away before we took it
         client = str(peer[0])
+        if not self.admits(client):
+            self._count(0)  # 0: closed unread, not a client of ours
+            conn.close()
+            return
         if not self._admit(client):
             self._refuse(conn)
             return

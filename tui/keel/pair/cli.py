@@ -77,8 +77,13 @@ def _peers(args: argparse.Namespace) -> int:
         path = Path("/run/keel/unpaired.toml")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(to_toml(new))
-        return cmd_apply(path, dry_run=False, confirm=None, boot=False,
+        code = cmd_apply(path, dry_run=False, confirm=None, boot=False,
                          note=f"unpair: {args.name}")
+        if code == 0:
+            from keel.fleet.cli import sync_soon
+
+            sync_soon()  # the other edges forget its LAN
+        return code
     try:
         live = read_wireguard()
     except SourceError:

@@ -60,11 +60,20 @@ class Sides:
     # the edge: what a grant must not route into the tunnel (its WAN's subnets
     # and gateways as they are now)
     wan_networks: Callable[[Config], list[tuple[str, Network]]] = field(
-        default=lambda config: _wan_networks(config))
+        default=lambda config: wan_networks_now(config))
     # the hub: what an edge's LAN must not overlap besides the config (its
     # NICs' subnets and gateways as they are now: a WAN by DHCP)
     hub_networks: Callable[[Config], list[tuple[str, Network]]] = field(
         default=lambda config: _hub_networks(config))
+    # the hub, once an edge is paired: the other edges given the routes to its
+    # LAN (keel fleet sync, in the background)
+    sync_fleet: Callable[[], None] = field(default=lambda: _sync_fleet())
+
+
+def _sync_fleet() -> None:
+    from keel.fleet.cli import sync_soon
+
+    sync_soon()
 
 
 def _latest_handshake(public_key: str) -> int:
@@ -251,6 +260,9 @@ def _settle_hub(sides: Sides, paired: Paired, signals: _Signals | None = None) -
     applied_at = _apply(sides, paired.config, f"pair: {grant.edge_name}")
     kept = _keep_once_handshaken(sides, grant.edge_name, offer.public_key, applied_at,
                                  stopped=lambda: signals.pending if signals else None)
+    if kept:
+        sides.sync_fleet()
+        sides.say("the other edges are given the routes to its LAN (keel fleet sync)")
     return 0 if kept else 1
 
 
@@ -297,7 +309,7 @@ def _live_networks(config: Config, every_nic: bool,
     return found
 
 
-def _wan_networks(config: Config) -> list[tuple[str, Network]]:
+def wan_networks_now(config: Config) -> list[tuple[str, Network]]:
     """What a grant must not route into the tunnel, as this router sees it
     now: its WAN's subnets and its default gateways."""
     return _live_networks(config, every_nic=False, whose="this router's")

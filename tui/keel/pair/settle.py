@@ -110,7 +110,7 @@ def _unique_name(wanted: str, taken: set[str]) -> str:
     return name
 
 
-def _validated(config: Config, side: str) -> Config:
+def validated(config: Config, side: str) -> Config:
     try:
         return parse_config(to_toml(config), f"the {side}'s paired config").config
     except ConfigError as err:
@@ -189,7 +189,7 @@ def hub_admit(config: Config, offer: EdgeOffer, hub_public_key: str,
     lan6 = ipv6.free_lan6(config, keep_key=offer.public_key) \
         if routed is not None and lan is not None else None
     allowed = (f"{address}/32",) + ((str(lan),) if lan else ()) + ((str(lan6),) if lan6 else ())
-    peer = Peer(public_key=offer.public_key, allowed_ips=allowed, name=name)
+    peer = Peer(public_key=offer.public_key, allowed_ips=allowed, name=name, fleet="edge")
     peers = tuple(peer if p is old else p for p in wg.peer) if old else (*wg.peer, peer)
     # pairing again (the same edge: the same LAN) leaves the prefixes as they are
     route, prefixes = wg.route, wg.prefixes
@@ -202,24 +202,37 @@ def hub_admit(config: Config, offer: EdgeOffer, hub_public_key: str,
     new_wg = dataclasses.replace(wg, peer=peers, route=route, prefixes=prefixes)
     new = dataclasses.replace(config, wireguard=new_wg, firewall=dataclasses.replace(
         config.firewall, forward_between_peers=True))
-    new = _validated(new, "hub")
-    routes: list[str] = []
-    if config.lan is not None:
-        routes.append(str(ipaddress.ip_interface(config.lan.address).network))
-    for p in others:
-        for text in p.allowed_ips:
-            net = ipaddress.ip_network(text)
-            # not the edges' /64s of the routed prefix: the edge sends all its
-            # IPv6 to the hub anyway (::/0), and they are public prefixes
-            if net.prefixlen > 0 and not (net.version == 4 and net.subnet_of(iface.network)) \
-                    and not ipv6.in_routed(text, routed) and text not in routes:
-                routes.append(text)
+    new = validated(new, "hub")
+    routes = routes_for_edge(config, offer.public_key)
     grant = HubGrant(name=config.system.hostname, public_key=hub_public_key,
                      listen_port=wg.listen_port,
                      tunnel_address=f"{address}/{iface.network.prefixlen}",
                      hub_tunnel=str(iface.ip), routes=tuple(routes), keepalive=KEEPALIVE_S,
                      edge_name=name, lan6=str(lan6) if lan6 else None)
     return new, grant
+
+
+def routes_for_edge(config: Config, edge_key: str) -> tuple[str, ...]:
+    """What the hub routes to the edge with public key `edge_key` through the
+    tunnel: the hub's LAN and every other peer's LANs (not their tunnel
+    addresses, inside the tunnel's prefix already, nor the edges' /64s of
+    the hub's routed IPv6 prefix: an edge sends all its IPv6 to the hub
+    anyway, and those are public). Pairing grants them; the fleet keeps
+    every edge's up to date as edges come and go (keel.fleet)."""
+    iface = tunnel_interface(config)
+    routed = ipv6.routed_prefix(config)
+    routes: list[str] = []
+    if config.lan is not None:
+        routes.append(str(ipaddress.ip_interface(config.lan.address).network))
+    for p in config.wireguard.peer:
+        if p.public_key == edge_key:
+            continue
+        for text in p.allowed_ips:
+            net = ipaddress.ip_network(text)
+            if net.prefixlen > 0 and not (net.version == 4 and net.subnet_of(iface.network)) \
+                    and not ipv6.in_routed(text, routed) and text not in routes:
+                routes.append(text)
+    return tuple(routes)
 
 
 def hub_endpoint(hub_address: str, port: int) -> str:
@@ -236,7 +249,7 @@ def tunnel_allowed(net: ipaddress.IPv4Network | ipaddress.IPv6Network,
     return (str(host), *map(str, rest))
 
 
-def _kept_clear(config: Config, hub_address: str,
+def kept_clear(config: Config, hub_address: str,
                 keep_clear: Sequence[tuple[str, Network]]) -> list[tuple[str, Network]]:
     """What the tunnel must never capture: the edge's WAN subnet and gateway
     (from the config when static; `keep_clear` adds what is live: a DHCP
@@ -276,7 +289,7 @@ def _check_grant(config: Config, grant: HubGrant, hub_address: str,
                           f"address of {tunnel.network}")
     nets: list[tuple[str, Network]] = [("the tunnel", tunnel.network)]
     nets += [("a route", ipaddress.ip_network(r)) for r in grant.routes]
-    clear = _kept_clear(config, hub_address, keep_clear)
+    clear = kept_clear(config, hub_address, keep_clear)
     for what, net in nets:
         if net.prefixlen < SHORTEST[net.version]:
             raise PairRefused(f"the hub's grant routes {net} into the tunnel: a default route "
@@ -319,7 +332,7 @@ def edge_join(config: Config, grant: HubGrant, hub_address: str,
         allowed = ipv6.with_everything(allowed)
     peer = Peer(public_key=grant.public_key, endpoint=hub_endpoint(hub_address,
                                                                    grant.listen_port),
-                allowed_ips=allowed, keepalive=grant.keepalive, name=name)
+                allowed_ips=allowed, keepalive=grant.keepalive, name=name, fleet="hub")
     addresses = tuple(a for a in wg.address
                       if not ipaddress.ip_interface(a).network.overlaps(tunnel.network)
                       or ipaddress.ip_interface(a).version != tunnel.version)
@@ -334,7 +347,7 @@ def edge_join(config: Config, grant: HubGrant, hub_address: str,
     addr = endpoint_address(peer.endpoint)
     if addr is not None and addr in tunnel.network:
         raise PairRefused(f"the hub's address {addr} is inside the tunnel {tunnel.network}")
-    return _validated(dataclasses.replace(config, wireguard=new_wg, lan=lan), "edge")
+    return validated(dataclasses.replace(config, wireguard=new_wg, lan=lan), "edge")
 
 
 def remove_peer(config: Config, name: str) -> Config:
@@ -349,4 +362,4 @@ def remove_peer(config: Config, name: str) -> Config:
     route = "none" if wg.route == "prefixes" and not prefixes else wg.route
     new_wg = dataclasses.replace(wg, peer=tuple(p for p in wg.peer if p is not peer),
                                  route=route, prefixes=prefixes)
-    return _validated(dataclasses.replace(config, wireguard=new_wg), "router")
+    return validated(dataclasses.replace(config, wireguard=new_wg), "router")

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from keel import ports
 from keel.adaptive import wire
 from keel.model import Forward, RouterModel
-from keel.render.wireguard import FORWARD_MARK, hub_address
+from keel.render.wireguard import FORWARD_MARK, fleet_addresses, hub_address
 
 IPERF3_PORT = ports.IPERF3
 PROBE_PORT = wire.PORT
@@ -368,6 +368,11 @@ def render_ruleset(model: RouterModel,
             # the Prometheus endpoint (keel metrics-serve); the LAN's accept
             # above takes it from the LAN already
             lines.append(f'\t\tiifname "{tun}" tcp dport {model.metrics.port} accept')
+        if fleet := fleet_addresses(model):
+            # the fleet channel (keel fleet agent): from the hub's tunnel address only
+            family = "ip6" if ":" in fleet[0] else "ip"
+            lines.append(f'\t\tiifname "{tun}" {family} saddr {fleet[0]} '
+                         f"tcp dport {ports.FLEET_TCP} accept")
     if wans:
         w = _set(wans)
         if fw.ping_on_wan:

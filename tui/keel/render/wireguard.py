@@ -6,7 +6,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Sequence
 
-from keel.model import Forward, Peer, WireGuard
+from keel.model import Forward, Peer, RouterModel, WireGuard
 
 FWMARK = 51820  # also the routing table of "route all through the tunnel"
 # an edge's inner port forwards: connections that came in through the tunnel
@@ -50,6 +50,26 @@ def hub_address(tunnel: WireGuard) -> str | None:
         return str(ipaddress.IPv4Address(host))
     except ValueError:
         return None
+
+
+def fleet_addresses(model: RouterModel) -> tuple[str, str] | None:
+    """(the hub's tunnel address, this router's) when the config names a hub:
+    the hub peer's first single address inside the tunnel's prefix, and this
+    router's tunnel address of that prefix; None otherwise."""
+    wg = model.wireguard
+    if wg is None:
+        return None
+    hub = next((p for p in wg.peer if p.fleet == "hub"), None)
+    if hub is None:
+        return None
+    for text in wg.address:
+        own = ipaddress.ip_interface(text)
+        for allowed in hub.allowed_ips:
+            net = ipaddress.ip_network(allowed)
+            if net.prefixlen == net.max_prefixlen and net.version == own.version \
+                    and net.network_address in own.network and net.network_address != own.ip:
+                return str(net.network_address), str(own.ip)
+    return None
 
 
 def allowed_ips(tunnel: WireGuard, peer: Peer, forwards: Sequence[Forward] = (),

@@ -1,0 +1,48 @@
+"""Plan the fleet channel's edge side (keel.apply.engine.plan calls it): on a
+router whose config names a hub (a peer with fleet = "hub") and has a tunnel
+address of the hub's family, `keel fleet agent` runs as a daemon (pidfile
+PIDFILE in the run directory) answering that hub only; restarted when its
+command line changes, stopped when there is no hub. The ruleset opens its
+port from the hub's tunnel address on the tunnel only (keel.render.nft)."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+
+from keel.apply.probe import Probe
+from keel.apply.steps import Step, stop_daemon
+from keel.model import RouterModel
+from keel.ports import FLEET_TCP
+from keel.render.wireguard import fleet_addresses
+
+PIDFILE = "fleet-agent.pid"
+STAMP = "fleet-agent"  # the sha256 of the running command line (probe.stamp)
+
+
+def agent_argv(model: RouterModel) -> list[str] | None:
+    found = fleet_addresses(model)
+    if found is None or model.wireguard is None:
+        return None
+    hub, own = found
+    return [sys.executable, "-m", "keel.cli", "fleet", "agent", "--listen", own, "--hub", hub,
+            "--device", model.wireguard.interface, "--port", str(FLEET_TCP)]
+
+
+def plan_fleet_agent(model: RouterModel, probe: Probe) -> list[Step]:
+    pidfile = str(probe.run_dir / PIDFILE)
+    running = probe.pid_alive(pidfile)
+    argv = agent_argv(model)
+    if argv is None:
+        return [stop_daemon("fleet", "fleet channel off (no hub)", pidfile)] if running else []
+    digest = hashlib.sha256(repr(argv[1:]).encode()).hexdigest()
+    if running and probe.stamp(STAMP) == digest:
+        return []
+    steps = [stop_daemon("fleet", "fleet channel: restarted", pidfile)] if running else []
+    hub, own = argv[argv.index("--hub") + 1], argv[argv.index("--listen") + 1]
+    steps.append(Step("fleet", f"fleet channel: answering the hub {hub} on {own}, "
+                               f"port {FLEET_TCP}",
+                      (("start-stop-daemon", "-S", "-b", "-m", "-p", pidfile,
+                        "-x", sys.executable, "--", *argv[1:]),),
+                      stamps=((str(probe.run_dir / "state" / STAMP), digest + "\n"),)))
+    return steps

@@ -1,0 +1,248 @@
+"""The edge's side of the fleet channel: `keel fleet agent`, started by
+`keel apply` on a router whose config names a hub (a peer with fleet =
+"hub"; keel.apply.fleet), answers that hub, and nothing else.
+
+Who may ask: the WireGuard session is the authentication. The socket is
+bound to this router's tunnel address and to the tunnel's interface
+(SO_BINDTODEVICE: a packet that came in on another interface never reaches
+it, whatever its addresses), the firewall accepts the port from the hub's
+tunnel address on the tunnel only, and the server closes unread any
+connection from another address. WireGuard's cryptokey routing lets only
+the hub's key send from the hub's tunnel address (the other edges' packets
+through the hub keep their own). No token is added: it would be one more
+secret to keep, and would prove nothing the session does not.
+
+What the hub may do: read this router's status (keel.fleet.wire.Status),
+and give the routes to the other edges' LANs, which this router takes only
+as keel.fleet.learn allows (private prefixes, never its own networks), with
+a revision of its config like any change. Nothing else: no port opened, no
+key, no user, no upgrade."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from keel.fleet import wire
+from keel.pair.errors import PairError
+from keel.shown import shown
+
+READ_TIMEOUT_S = 5.0  # the request's line, however slowly it comes
+RECV = 4096
+DAY_S = 86_400
+DAY_EVERY_S = 300  # the day's p95 read from the history at most this often
+LATEST = Path("/run/keel/history/latest.json")
+PROPOSED = Path("/run/keel/fleet-routes.toml")
+SO_BINDTODEVICE = getattr(socket, "SO_BINDTODEVICE", 25)
+
+
+def read_line(conn: socket.socket, limit: int, timeout_s: float = READ_TIMEOUT_S,
+              clock: Callable[[], float] = time.monotonic) -> bytes:
+    """One line, its newline included, of at most `limit` bytes, within
+    `timeout_s` however slowly it comes; what came when the peer stopped, the
+    time ran out or the limit passed (limit + 1 bytes at most: too long)."""
+    deadline = clock() + timeout_s
+    data = b""
+    while b"\n" not in data and len(data) <= limit:
+        left = deadline - clock()
+        if left <= 0:
+            break
+        conn.settimeout(left)
+        try:
+            chunk = conn.recv(min(RECV, limit + 1 - len(data)))
+        except (TimeoutError, OSError):
+            break
+        if not chunk:
+            break
+        data += chunk
+    end = data.find(b"\n")
+    return data[:end + 1] if end >= 0 else data[:limit + 1]
+
+
+class Agent:
+    """Answers one request a connection: `status` builds the Status, `learn`
+    takes the hub's routes (returns those in force after, or raises
+    RoutesRefused / OSError with why)."""
+
+    def __init__(self, status: Callable[[], wire.Status],
+                 learn: Callable[[tuple[str, ...]], tuple[str, ...]],
+                 say: Callable[[str], None]) -> None:
+        self.status, self.learn, self.say = status, learn, say
+        self._learning = threading.Lock()  # one apply at a time
+
+    def reply(self, line: bytes) -> bytes:
+        try:
+            request = wire.parse_request(line)
+        except wire.WireError as err:
+            return wire.refusal(str(err))
+        if request.op == "status":
+            return wire.status_reply(self.status())
+        with self._learning:
+            try:
+                return wire.routes_reply(self.learn(request.routes))
+            except (ValueError, OSError, PairError) as err:
+                self.say(f"keel fleet agent: the hub's routes not taken: {shown(err, 200)}")
+                return wire.refusal(str(err))
+
+    def handle(self, conn: socket.socket) -> int | None:
+        line = read_line(conn, wire.MAX_REQUEST)
+        if not line:
+            return None
+        try:
+            answer = self.reply(line)
+        except Exception as err:  # a bug of ours: said, refused, not fatal
+            self.say(f"keel fleet agent: {type(err).__name__}: {shown(err, 200)}")
+            answer = wire.refusal("the edge failed to answer (its log says why)")
+        try:
+            conn.settimeout(READ_TIMEOUT_S)
+            conn.sendall(answer)
+        except OSError:
+            return None
+        return 200 if answer.startswith(b'{"ok":true') else 400
+
+
+# --- the real side ------------------------------------------------------------------
+
+def open_socket(address: str, port: int, device: str) -> socket.socket:
+    """Listening on `address`:`port`, bound to `device` (raises OSError)."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, SO_BINDTODEVICE, device.encode())
+        sock.setsockopt(socket.SOL_IP, 15, 1)  # IP_FREEBIND: the tunnel may come later
+        sock.bind((address, port))
+        sock.listen(8)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+class LiveStatus:
+    """This router's Status, read when asked (the day's p95 at most every
+    DAY_EVERY_S: it reads a day of the history)."""
+
+    def __init__(self) -> None:
+        self._day: tuple[float, float | None] = (-DAY_EVERY_S, None)
+
+    def day_p95(self, now: float) -> float | None:
+        at, value = self._day
+        if now - at < DAY_EVERY_S:
+            return value
+        from keel.history.store import DEFAULT_PATH, HistoryStore
+
+        points = []
+        if DEFAULT_PATH.exists():  # (opening would make one)
+            try:
+                with HistoryStore() as store:
+                    points = store.points(now - DAY_S, now, seconds=60)
+            except Exception:  # a store being replaced, or unreadable: no figure
+                points = []
+        worst = [p.latency["tunnel"].p95_ms for p in points
+                 if "tunnel" in p.latency and p.latency["tunnel"].p95_ms is not None]
+        value = max(worst) if worst else None
+        self._day = (now, value)
+        return value
+
+    def __call__(self) -> wire.Status:
+        from keel.history.point import Point
+        from keel.model.reading import config_in_force, read_loaded
+        from keel.system.console import uptime
+        from keel.upgrade import slots, system
+        from keel.upgrade.record import Records
+        from keel.version import image_version
+
+        now = time.time()
+        config = read_loaded(config_in_force()).config
+        point = None
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            point = Point.from_json(json.loads(LATEST.read_text())["point"])
+        last = None
+        try:
+            outcome = Records().last()
+            if outcome is not None:
+                last = wire.Upgrade(outcome.result, outcome.version, outcome.reason, outcome.at)
+        except (OSError, ValueError):
+            pass
+        try:
+            slot = slots.booted_slot(system.cmdline())
+        except OSError:
+            slot = None
+        tunnel = point.latency.get("tunnel") if point else None
+        outside = point.latency.get("outside") if point else None
+        cake = point.cake if point else {}
+        from keel.fleet.learn import hub_peer, learned
+
+        hub = hub_peer(config)
+        return wire.Status(
+            name=config.system.hostname, version=image_version(), at=now, uptime_s=uptime(),
+            slot=slot if slot in wire.SLOTS else None, last_upgrade=last,
+            tunnel_p95_ms=tunnel.p95_ms if tunnel else None,
+            outside_p95_ms=outside.p95_ms if outside else None,
+            loss=tunnel.loss if tunnel else None, day_p95_ms=self.day_p95(now),
+            cake_up_kbit=cake["up"].rate_kbit if "up" in cake else None,
+            cake_down_kbit=cake["down"].rate_kbit if "down" in cake else None,
+            verdict=shown(point.evidence, wire.MAX_TEXT) if point and point.causes else "",
+            causes=tuple(list(point.causes)[:wire.MAX_CAUSES]) if point else (),
+            routes=learned(config, hub) if hub else ())
+
+
+def learn_live(routes: tuple[str, ...]) -> tuple[str, ...]:
+    """Take the hub's routes: the config in force with them (keel.fleet.learn
+    decides), applied with a revision when it changed; the routes in force
+    after. Raises RoutesRefused, or OSError when the apply failed."""
+    from keel.apply.command import cmd_apply
+    from keel.config.dump import to_toml
+    from keel.fleet.learn import edge_learn, hub_peer, learned, what_changed
+    from keel.model.reading import config_in_force, read_loaded
+    from keel.pair.run import wan_networks_now
+
+    config = read_loaded(config_in_force()).config
+    before = learned(config, hub_peer(config)) if hub_peer(config) else ()
+    new = edge_learn(config, routes, wan_networks_now(config))
+    if new == config:
+        return before
+    after = learned(new, hub_peer(new))  # type: ignore[arg-type]
+    PROPOSED.parent.mkdir(parents=True, exist_ok=True)
+    PROPOSED.write_text(to_toml(new))
+    note = f"fleet: routes from the hub: {what_changed(before, after)}"
+    with contextlib.redirect_stdout(sys.stderr):  # apply's lines: the agent's log
+        code = cmd_apply(PROPOSED, dry_run=False, confirm=None, boot=False,
+                         note=shown(note, 200))
+    if code != 0:
+        raise OSError(f"keel apply failed (exit {code}; the agent's log says why)")
+    return after
+
+
+def serve(address: str, port: int, hub: str, device: str) -> int:
+    """`keel fleet agent`: serve until SIGTERM."""
+    import signal
+
+    from keel.metrics.server import Server
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    try:
+        sock = open_socket(address, port, device)
+    except OSError as err:
+        say(f"keel fleet agent: cannot listen on {address}:{port} ({device}): {err.strerror}")
+        return 1
+    agent = Agent(LiveStatus(), learn_live, say)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    server = Server([sock], lambda: b"", say, max_connections=4, max_per_client=4,
+                    handle=agent.handle, admits=lambda client: client == hub)
+    say(f"keel fleet agent: answering {hub} on {address}:{port} ({device})")
+    try:
+        server.serve(stop)
+    finally:
+        server.close()
+    return 0

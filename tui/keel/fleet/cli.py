@@ -1,0 +1,123 @@
+"""`keel fleet [--json]` (the hub: every edge's health), `keel fleet sync`
+(the hub: every edge given the routes to the others' LANs; pairing and
+unpairing run it) and `keel fleet agent` (the edge: answers its hub; keel
+apply starts it)."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from keel.ports import FLEET_TCP
+from keel.shown import shown
+
+SYNC_LOG = Path("/run/keel/fleet-sync.log")
+
+
+def _config():
+    from keel.model.reading import config_in_force, read_loaded
+
+    return read_loaded(config_in_force()).config
+
+
+def run_fleet(as_json: bool) -> int:
+    from keel.apply.errors import InvalidConfig
+    from keel.fleet import hub
+    from keel.pair.peers import read_peer_rows
+
+    try:
+        config = _config()
+    except InvalidConfig as err:
+        print(f"keel fleet: the config in force is invalid: {err.summary()}", file=sys.stderr)
+        return 2
+    peers, _ = read_peer_rows()
+    seen = hub.read_seen()
+    now = time.time()
+    rows = hub.poll(config, peers, now, seen=seen)
+    try:
+        hub.write_seen(seen)
+    except OSError as err:
+        print(f"keel fleet: cannot keep when each edge answered ({hub.SEEN}): "
+              f"{err.strerror}", file=sys.stderr)
+    if as_json:
+        print(json.dumps([r.as_json(now) for r in rows], indent=1))
+    else:
+        print("\n".join(hub.lines(rows, now)))
+    return 0 if all(r.status is not None for r in rows) else 1
+
+
+def run_sync() -> int:
+    from keel.apply.errors import InvalidConfig
+    from keel.fleet import hub
+
+    try:
+        config = _config()
+    except InvalidConfig as err:
+        print(f"keel fleet sync: the config in force is invalid: {err.summary()}",
+              file=sys.stderr)
+        return 2
+    results = hub.sync(config)
+    for r in results:
+        routes = ", ".join(r.routes) or "none"
+        if r.error:
+            print(f"{shown(r.name, 64)}: NOT given its routes ({routes}): {shown(r.error, 200)}")
+        else:
+            print(f"{shown(r.name, 64)}: routes {routes}")
+    if not results:
+        print("no edges (keel pair)")
+    return 0 if all(not r.error for r in results) else 1
+
+
+def sync_soon() -> None:
+    """`keel fleet sync` started in the background (after pairing or
+    unpairing changed which LANs the edges must reach); its words in SYNC_LOG."""
+    try:
+        SYNC_LOG.parent.mkdir(parents=True, exist_ok=True)
+        with open(SYNC_LOG, "ab") as log:
+            subprocess.Popen([sys.executable, "-m", "keel.cli", "fleet", "sync"],
+                             stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                             start_new_session=True)
+    except OSError as err:
+        print(f"keel: the other edges were not given the new routes ({err.strerror}): "
+              "run keel fleet sync", file=sys.stderr)
+
+
+def _address(text: str) -> str:
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError("not an IP address") from None
+
+
+def add_fleet_command(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("fleet", help="(hub) every edge's health; sync: give the edges the "
+                                     "routes to each other's LANs",
+                       description="On a hub: each edge (a peer paired with keel pair) asked "
+                                   "through the tunnel for its health. `keel fleet sync` gives "
+                                   "every edge the routes to the other edges' LANs.")
+    p.add_argument("action", nargs="?", choices=["list", "sync", "agent"], default="list")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--listen", type=_address, help=argparse.SUPPRESS)  # agent: keel apply
+    p.add_argument("--hub", type=_address, help=argparse.SUPPRESS)
+    p.add_argument("--device", help=argparse.SUPPRESS)
+    p.add_argument("--port", type=int, default=FLEET_TCP, help=argparse.SUPPRESS)
+
+    def run(args: argparse.Namespace) -> int:
+        if args.action == "sync":
+            return run_sync()
+        if args.action == "agent":
+            from keel.fleet.agent import serve
+
+            if not (args.listen and args.hub and args.device):
+                print("keel fleet agent: --listen, --hub and --device are needed "
+                      "(keel apply gives them)", file=sys.stderr)
+                return 2
+            return serve(args.listen, args.port, args.hub, args.device)
+        return run_fleet(args.json)
+
+    p.set_defaults(func=run)
