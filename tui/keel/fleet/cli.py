@@ -8,15 +8,11 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import json
-import subprocess
 import sys
 import time
-from pathlib import Path
 
 from keel.ports import FLEET_TCP
 from keel.shown import shown
-
-SYNC_LOG = Path("/run/keel/fleet-sync.log")
 
 
 def _config():
@@ -71,20 +67,6 @@ def run_sync() -> int:
     if not results:
         print("no edges (keel pair)")
     return 0 if all(not r.error for r in results) else 1
-
-
-def sync_soon() -> None:
-    """`keel fleet sync` started in the background (after pairing or
-    unpairing changed which LANs the edges must reach); its words in SYNC_LOG."""
-    try:
-        SYNC_LOG.parent.mkdir(parents=True, exist_ok=True)
-        with open(SYNC_LOG, "ab") as log:
-            subprocess.Popen([sys.executable, "-m", "keel.cli", "fleet", "sync"],
-                             stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                             start_new_session=True)
-    except OSError as err:
-        print(f"keel: the other edges were not given the new routes ({err.strerror}): "
-              "run keel fleet sync", file=sys.stderr)
 
 
 def _address(text: str) -> str:

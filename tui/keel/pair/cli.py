@@ -80,7 +80,7 @@ def _peers(args: argparse.Namespace) -> int:
         code = cmd_apply(path, dry_run=False, confirm=None, boot=False,
                          note=f"unpair: {args.name}")
         if code == 0:
-            from keel.fleet.cli import sync_soon
+            from keel.fleet.background import sync_soon
 
             sync_soon()  # the other edges forget its LAN
         return code

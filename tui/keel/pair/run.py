@@ -71,7 +71,7 @@ class Sides:
 
 
 def _sync_fleet() -> None:
-    from keel.fleet.cli import sync_soon
+    from keel.fleet.background import sync_soon
 
     sync_soon()
 
