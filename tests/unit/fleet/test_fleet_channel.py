@@ -45,7 +45,7 @@ class Running:
         self.thread.start()
 
     def ask(self, request: bytes) -> bytes:
-        return hub.ask("127.0.0.1", request, port=self.port, timeout_s=5)
+        return hub.ask("127.0.0.1", request, 5, port=self.port)
 
     def close(self) -> None:
         self.stop.set()
@@ -72,7 +72,7 @@ def test_a_refused_route_is_said_back_and_logged() -> None:
 
     r = Running(learn=learn)
     try:
-        with pytest.raises(wire.WireError, match="the edge refused: .*not private"):
+        with pytest.raises(wire.WireError, match=r"the edge refused: .*not private"):
             wire.parse_routes_reply(r.ask(wire.routes_request(("8.8.8.0/24",))))
         assert any("not taken" in line for line in r.said)
     finally:
@@ -152,7 +152,8 @@ def test_sync_gives_each_edge_the_others_lans() -> None:
     config = fleet()
     given: dict[str, bytes] = {}
 
-    def asker(address: str, request: bytes) -> bytes:
+    def asker(address: str, request: bytes, timeout_s: float) -> bytes:
+        assert timeout_s == hub.ROUTES_TIMEOUT_S  # the edge answers once applied
         given[address] = request
         return wire.routes_reply(wire.parse_request(request).routes)
 

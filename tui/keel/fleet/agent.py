@@ -235,7 +235,13 @@ def serve(address: str, port: int, hub: str, device: str) -> int:
     except OSError as err:
         say(f"keel fleet agent: cannot listen on {address}:{port} ({device}): {err.strerror}")
         return 1
-    agent = Agent(LiveStatus(), learn_live, say)
+    status = LiveStatus()
+    try:  # the imports and the first reads before the first ask (seconds when emulated)
+        status()
+    except Exception as err:
+        say(f"keel fleet agent: the status cannot be read yet: {type(err).__name__}: "
+            f"{shown(err, 200)}")
+    agent = Agent(status, learn_live, say)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     server = Server([sock], lambda: b"", say, max_connections=4, max_per_client=4,

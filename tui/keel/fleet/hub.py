@@ -25,7 +25,10 @@ from keel.pair.peers import PeerRow
 from keel.ports import FLEET_TCP
 from keel.shown import shown
 
-ASK_TIMEOUT_S = 5.0  # connect, send, and the whole reply
+ASK_TIMEOUT_S = 15.0  # connect, send, and the whole status reply
+# routes: the edge answers once it has applied them (a revision, `keel apply`:
+# seconds on a router, a minute or more on a starved or emulated one)
+ROUTES_TIMEOUT_S = 300.0
 SEEN = Path("/data/keel/fleet/seen.json")  # edge name -> when it last answered
 MAX_SEEN_BYTES = 64 * 1024
 
@@ -82,8 +85,8 @@ def fleet_edges(config: Config) -> list[Edge]:
     return out
 
 
-def ask(address: str, request: bytes, port: int = FLEET_TCP,
-        timeout_s: float = ASK_TIMEOUT_S, clock: Callable[[], float] = time.monotonic) -> bytes:
+def ask(address: str, request: bytes, timeout_s: float = ASK_TIMEOUT_S, port: int = FLEET_TCP,
+        clock: Callable[[], float] = time.monotonic) -> bytes:
     """Send one request to the agent at `address` and read its one-line
     reply (at most MAX_REPLY bytes) within `timeout_s` in all. Raises
     OSError (no connection, or no whole reply in time) or WireError."""
@@ -176,7 +179,7 @@ class Synced:
     error: str = ""
 
 
-def sync(config: Config, asker: Callable[[str, bytes], bytes] = ask) -> list[Synced]:
+def sync(config: Config, asker: Callable[[str, bytes, float], bytes] = ask) -> list[Synced]:
     """Every edge given the routes due to it, side by side."""
     from keel.pair.settle import routes_for_edge
 
@@ -186,7 +189,7 @@ def sync(config: Config, asker: Callable[[str, bytes], bytes] = ask) -> list[Syn
         due = routes_for_edge(config, edge.public_key)
         try:
             return Synced(edge.name, wire.parse_routes_reply(
-                asker(edge.address, wire.routes_request(due))))
+                asker(edge.address, wire.routes_request(due), ROUTES_TIMEOUT_S)))
         except (OSError, ValueError) as err:
             return Synced(edge.name, due, why(err))
 
