@@ -194,16 +194,21 @@ def test_two_edges_pair_one_after_the_other_and_reach_each_others_lan(lab):
     assert "tunnel 10.77.0.2/24" in edge_a_out
     hub_b, edge_b_out, seconds_b = pair(lab, lab.edge_b, "edge-b")
     assert "tunnel 10.77.0.3/24" in edge_b_out and "192.168.77.0/24" in edge_b_out
-    # edge-a paired before edge-b existed: pairing again refreshes its routes
-    _, edge_a2_out, seconds_a2 = pair(lab, lab.edge_a, "edge-a")
-    assert "tunnel 10.77.0.2/24" in edge_a2_out and "192.168.78.0/24" in edge_a2_out
-    print(f"\nkeel pair to the first handshake: {seconds_a:.1f} s, {seconds_b:.1f} s, "
-          f"again {seconds_a2:.1f} s")
+    # edge-a paired before edge-b existed: the hub's fleet channel gives it
+    # edge-b's LAN (keel fleet sync, started by the pairing), no second pairing
+    learnt = time.monotonic()
+    lab.edge_a.until(f"ip -color=never route get {LAN_B} | grep -q 'dev wg0'", 240, every=2)
+    seconds_learnt = time.monotonic() - learnt
+    assert "fleet: routes from the hub: +192.168.78.0/24" in lab.edge_a.check(
+        "keel show revisions")
+    print(f"\nkeel pair to the first handshake: {seconds_a:.1f} s, {seconds_b:.1f} s; "
+          f"edge-a routed edge-b's LAN {seconds_learnt:.1f} s after edge-b's pairing ended")
     # the transcript of both consoles, the (used up) code masked: no code in test output
     print(re.sub(r"\d{4}-\d{4}", "NNNN-NNNN",
                  "--- hub ---\n" + hub_b + "\n--- edge-b ---\n" + edge_b_out))
     figures.record("pairing", {"guests": "hub, isp, 2 edges; 1 vCPU each"},
-                   seconds_to_handshake=[round(s, 1) for s in (seconds_a, seconds_b, seconds_a2)])
+                   seconds_to_handshake=[round(s, 1) for s in (seconds_a, seconds_b)],
+                   seconds_to_learn_the_other_lan=round(seconds_learnt, 1))
     # each reaches the other's LAN side through the hub
     out = lab.edge_b.check(f"ping -n -c 3 -i 0.3 -w 30 {LAN_A}", 60)
     assert "3 received" in out
@@ -222,6 +227,60 @@ def test_two_edges_pair_one_after_the_other_and_reach_each_others_lan(lab):
         assert age is not None and age <= time.monotonic() - began + 2, peers
     revisions = lab.hub.check("keel show revisions")
     assert "pair: edge-a" in revisions and "pair: edge-b" in revisions
+
+
+def fleet(hub: Guest) -> dict[str, dict]:
+    """`keel fleet --json` on the hub, by edge name (its exit code: 1 when
+    an edge did not answer, which the callers check in the rows)."""
+    out = hub.run("keel fleet --json", 120).output
+    return {row["name"]: row for row in json.loads(out)}
+
+
+# the fleet channel asked by hand from a guest: one request line, the reply
+ASK = ("python3 -c \"import socket,sys; s=socket.create_connection(('{to}', 9587), 10); "
+       "s.sendall(sys.argv[1].encode() + b'\\n'); print(s.recv(65536).decode())\" '{req}'")
+
+
+def test_the_hub_sees_every_edge_through_the_fleet_channel(lab):
+    """Both edges answer the hub with live figures from their history; the
+    routes each has are the ones the hub gives."""
+    rows = fleet(lab.hub)
+    assert set(rows) == {"edge-a", "edge-b"}, rows
+    for name, tunnel in (("edge-a", "10.77.0.2"), ("edge-b", "10.77.0.3")):
+        row = rows[name]
+        assert row["answered"] and row["tunnel"] == tunnel, row
+        status = row["status"]
+        assert status["name"] == name and status["version"], status
+        assert status["uptime_s"] > 0 and row["routes_in_sync"], row
+        assert row["handshake_age_s"] is not None and row["last_seen_age_s"] == 0.0, row
+    assert rows["edge-a"]["status"]["routes"] == ["192.168.78.0/24"]
+    assert rows["edge-b"]["status"]["routes"] == ["192.168.77.0/24"]
+    text = lab.hub.check("keel fleet; true", 120)
+    assert "edge-a" in text and "routes in sync" in text and "NO ANSWER" not in text, text
+
+
+def test_the_channel_answers_the_hub_alone_and_takes_no_public_route(lab):
+    """edge-b (through the hub) and the isp (from the WAN side) get nothing
+    from edge-a's channel; the hub itself, acting hostile, cannot make edge-a
+    route a public prefix or a default route: refused, nothing changed."""
+    before = lab.edge_a.check("sha256sum /data/keel/keel.toml; ip route")
+    status = json.dumps({"op": "status"})
+    # the isp routes edge-a's tunnel address straight at edge-a's WAN
+    lab.isp.check(f"ip route replace 10.77.0.2/32 via {EDGE_A_WAN}")
+    try:
+        for guest in (lab.edge_b, lab.isp):
+            out = guest.run(ASK.format(to="10.77.0.2", req=status), 60)
+            assert out.rc != 0 and '"ok"' not in out.output, out
+    finally:
+        lab.isp.check("ip route del 10.77.0.2/32")
+    for routes in (["8.8.8.0/24"], ["0.0.0.0/0"], ["192.168.77.0/25"]):
+        req = json.dumps({"op": "routes", "routes": routes})
+        out = lab.hub.check(ASK.format(to="10.77.0.2", req=req), 120)
+        assert '"ok":false' in out, out
+    bad = lab.hub.check(ASK.format(to="10.77.0.2", req='{"op":"reboot"}'), 60)
+    assert '"ok":false' in bad and "op is not" in bad, bad
+    assert lab.edge_a.check("sha256sum /data/keel/keel.toml; ip route") == before
+    assert "not taken" in lab.edge_a.check("cat /run/keel/fleet-agent.log; true")
 
 
 def global6(guest: Guest, dev: str, within: str, ns: str | None = None) -> list[str]:
@@ -321,6 +380,10 @@ def test_unpairing_removes_the_peer_and_its_route(lab):
     names = [p["name"] for p in lab.hub.json("keel peers --json")]
     assert names == ["edge-a"], names
     assert "192.168.78.0/24" not in lab.hub.check("ip route")
+    # and edge-a forgets edge-b's LAN by itself (the hub's fleet sync)
+    lab.edge_a.until(f"! ip -color=never route get {LAN_B} | grep -q 'dev wg0'", 240, every=2)
+    assert "fleet: routes from the hub: -192.168.78.0/24" in lab.edge_a.check(
+        "keel show revisions")
     out = lab.hub.run("keel peers remove edge-b", 60)
     assert out.rc == 1 and "no peer named 'edge-b' (peers: edge-a)" in out.output
 

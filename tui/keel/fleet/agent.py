@@ -21,6 +21,7 @@ key, no user, no upgrade."""
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import socket
 import sys
@@ -39,6 +40,8 @@ DAY_S = 86_400
 DAY_EVERY_S = 300  # the day's p95 read from the history at most this often
 LATEST = Path("/run/keel/history/latest.json")
 PROPOSED = Path("/run/keel/fleet-routes.toml")
+LOG = Path("/run/keel/fleet-agent.log")  # what the agent did and refused (never a secret)
+MAX_LOG = 256 * 1024
 SO_BINDTODEVICE = getattr(socket, "SO_BINDTODEVICE", 25)
 
 
@@ -85,7 +88,10 @@ class Agent:
             return wire.status_reply(self.status())
         with self._learning:
             try:
-                return wire.routes_reply(self.learn(request.routes))
+                now = self.learn(request.routes)
+                self.say(f"keel fleet agent: the routes from the hub in force: "
+                         f"{', '.join(now) or 'none'}")
+                return wire.routes_reply(now)
             except (ValueError, OSError, PairError) as err:
                 self.say(f"keel fleet agent: the hub's routes not taken: {shown(err, 200)}")
                 return wire.refusal(str(err))
@@ -213,11 +219,13 @@ def learn_live(routes: tuple[str, ...]) -> tuple[str, ...]:
     PROPOSED.parent.mkdir(parents=True, exist_ok=True)
     PROPOSED.write_text(to_toml(new))
     note = f"fleet: routes from the hub: {what_changed(before, after)}"
-    with contextlib.redirect_stdout(sys.stderr):  # apply's lines: the agent's log
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         code = cmd_apply(PROPOSED, dry_run=False, confirm=None, boot=False,
                          note=shown(note, 200))
+    said = out.getvalue().strip().splitlines()
     if code != 0:
-        raise OSError(f"keel apply failed (exit {code}; the agent's log says why)")
+        raise OSError(f"keel apply failed (exit {code}): {said[-1] if said else ''}")
     return after
 
 
@@ -228,7 +236,14 @@ def serve(address: str, port: int, hub: str, device: str) -> int:
     from keel.metrics.server import Server
 
     def say(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
+        """A line in LOG (kept under MAX_LOG bytes: the older half dropped)."""
+        try:
+            if LOG.exists() and LOG.stat().st_size > MAX_LOG:
+                LOG.write_bytes(LOG.read_bytes()[-MAX_LOG // 2:])
+            with open(LOG, "a") as log:
+                log.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {line}\n")
+        except OSError:
+            print(line, file=sys.stderr, flush=True)
 
     try:
         sock = open_socket(address, port, device)
