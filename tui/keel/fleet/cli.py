@@ -9,37 +9,19 @@ import argparse
 import ipaddress
 import json
 import sys
-import time
 
 from keel.ports import FLEET_TCP
 from keel.shown import shown
 
 
-def _config():
-    from keel.model.reading import config_in_force, read_loaded
-
-    return read_loaded(config_in_force()).config
-
-
 def run_fleet(as_json: bool) -> int:
-    from keel.apply.errors import InvalidConfig
     from keel.fleet import hub
-    from keel.pair.peers import read_peer_rows
 
-    try:
-        config = _config()
-    except InvalidConfig as err:
-        print(f"keel fleet: the config in force is invalid: {err.summary()}", file=sys.stderr)
-        return 2
-    peers, _ = read_peer_rows()
-    seen = hub.read_seen()
-    now = time.time()
-    rows = hub.poll(config, peers, now, seen=seen)
-    try:
-        hub.write_seen(seen)
-    except OSError as err:
-        print(f"keel fleet: cannot keep when each edge answered ({hub.SEEN}): "
-              f"{err.strerror}", file=sys.stderr)
+    rows, now, problem = hub.look()
+    if problem:
+        print(f"keel fleet: {problem}", file=sys.stderr)
+        if not rows:
+            return 2
     if as_json:
         print(json.dumps([r.as_json(now) for r in rows], indent=1))
     else:
@@ -48,16 +30,12 @@ def run_fleet(as_json: bool) -> int:
 
 
 def run_sync() -> int:
-    from keel.apply.errors import InvalidConfig
     from keel.fleet import hub
 
-    try:
-        config = _config()
-    except InvalidConfig as err:
-        print(f"keel fleet sync: the config in force is invalid: {err.summary()}",
-              file=sys.stderr)
+    results, problem = hub.sync_in_force()
+    if problem:
+        print(f"keel fleet sync: {problem}", file=sys.stderr)
         return 2
-    results = hub.sync(config)
     for r in results:
         routes = ", ".join(r.routes) or "none"
         if r.error:

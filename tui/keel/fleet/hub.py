@@ -172,6 +172,40 @@ def poll(config: Config, peers: Sequence[PeerRow], now: float,
     return rows
 
 
+def look() -> tuple[list[EdgeRow], float, str]:
+    """Every edge of the config in force asked now, when each last answered
+    kept on /data: (rows, the time asked, a problem in words or "")."""
+    from keel.apply.errors import InvalidConfig
+    from keel.model.reading import config_in_force, read_loaded
+    from keel.pair.peers import read_peer_rows
+
+    now = time.time()
+    try:
+        config = read_loaded(config_in_force()).config
+    except InvalidConfig as err:
+        return [], now, f"the config in force is invalid: {err.summary()}"
+    peers, _ = read_peer_rows()
+    seen = read_seen()
+    rows = poll(config, peers, now, seen=seen)
+    try:
+        write_seen(seen)
+    except OSError as err:
+        return rows, now, f"cannot keep when each edge answered ({SEEN}): {err.strerror}"
+    return rows, now, ""
+
+
+def sync_in_force() -> tuple[list[Synced], str]:
+    """Every edge of the config in force given its routes: (results, a problem)."""
+    from keel.apply.errors import InvalidConfig
+    from keel.model.reading import config_in_force, read_loaded
+
+    try:
+        config = read_loaded(config_in_force()).config
+    except InvalidConfig as err:
+        return [], f"the config in force is invalid: {err.summary()}"
+    return sync(config), ""
+
+
 @dataclass(frozen=True)
 class Synced:
     name: str

@@ -35,6 +35,7 @@ class PeersScreen(Screen):
         Binding("d", "unpair", "unpair"),
         Binding("f", "add_forward", "add a port forward"),
         Binding("x", "remove_forward", "remove a port forward"),
+        Binding("l", "fleet", "the fleet: every edge's health (hub)"),
         Binding("escape", "back", "back"),
     ]
 
@@ -56,7 +57,7 @@ class PeersScreen(Screen):
         yield Input(placeholder="the code the hub shows, enter", password=True, id="hub-code")
         yield Static("", id="peers-said", markup=False)
         yield self.forwards
-        yield Static("[n] pair a new edge (hub)  [j] join a hub (edge)  [d] unpair  "
+        yield Static("[n] pair (hub)  [j] join a hub (edge)  [d] unpair  [l] fleet  "
                      "[esc] back", id="footer", markup=False)
 
     def on_mount(self) -> None:
@@ -129,6 +130,11 @@ class PeersScreen(Screen):
         self.code_shown = ""
         self.say(said)
         self.refresh_rows()
+
+    def action_fleet(self) -> None:
+        from keel.ui.screens.fleet import FleetScreen
+
+        self.app.push_screen(FleetScreen(id="fleet-screen"))
 
     def action_pair_edge(self) -> None:
         self.say("opening the pairing port ...")
