@@ -35,12 +35,14 @@ def busy_loop(max_seconds: float, share: float = 1.0) -> subprocess.Popen:
     """`share` of one core kept busy: in each 10 ms, that much CPU time spent
     spinning (counted in CPU time, so a contended host still carries the
     whole share), then a sleep to the period's end; the loop stops by itself
-    after max_seconds."""
+    after max_seconds, or as soon as this process is gone (killed with the
+    run it loaded)."""
     if not 0 < share <= 1:
         raise ValueError(f"--share must be in (0, 1], not {share}")
-    code = (f"import time\nend = time.monotonic() + {max_seconds}\n"
+    code = (f"import os, time\nend = time.monotonic() + {max_seconds}\n"
             f"period, spin = {PERIOD_S}, {PERIOD_S * share}\n"
-            "while (start := time.monotonic()) < end:\n"
+            # ends with this script too: a stopped run leaves no load behind
+            f"while (start := time.monotonic()) < end and os.getppid() == {os.getpid()}:\n"
             "    cpu = time.process_time()\n"
             "    while time.process_time() - cpu < spin:\n        pass\n"
             "    if (left := start + period - time.monotonic()) > 0:\n"
