@@ -41,7 +41,16 @@ def run_metrics_server(addresses: list[str], port: int, latest: Path | None = No
                   file=sys.stderr)
     if not socks:
         return 1
-    scraper = Scraper(latest=latest or LATEST, slot=booted_slot())
+    from keel.fleet.hub import Poller
+    from keel.metrics.exposition import EdgeSample
+
+    poller = Poller().start()  # a hub's edges, for keel_fleet_* (idle without edges)
+
+    def edges() -> tuple[EdgeSample, ...]:
+        rows, at = poller.rows()
+        return tuple(EdgeSample(r.edge.name, r.status, r.handshake_age_s, at) for r in rows)
+
+    scraper = Scraper(latest=latest or LATEST, slot=booted_slot(), edges=edges)
     srv = server.Server(socks, scraper.body)
     stop = threading.Event()
 

@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from keel.fleet.wire import Status
 from keel.history.point import PATHS, Point
 from keel.metrics.snapshots import CakeSnapshot
 from keel.parse.wgdump import WgInterface
@@ -55,6 +56,17 @@ class Scrape:
     point: Point | None = None
     # (cause, severity) named now, worst first; None: the point's own causes
     verdicts: tuple[tuple[str, str], ...] | None = None
+    # a hub's edges as its last poll found them (keel.fleet.hub): the edge's
+    # name, its status (None: it did not answer), the hub's handshake age
+    edges: tuple[EdgeSample, ...] = ()
+
+
+@dataclass(frozen=True)
+class EdgeSample:
+    name: str
+    status: Status | None
+    handshake_age_s: float | None = None
+    polled_at: float = 0.0  # Unix time of the poll
 
 
 @dataclass
@@ -243,7 +255,50 @@ def _history(scrape: Scrape) -> list[Family]:
     return [p50, p95, worst, loss, stall, cpu, when, verdict]
 
 
+def _fleet(scrape: Scrape) -> list[Family]:
+    """A hub's edges, each labelled edge="NAME" (one Prometheus scraping each
+    hub watches every site); nothing on a router without edges."""
+    if not scrape.edges:
+        return []
+    about = "as the hub's last poll of its edges through the tunnel found it"
+    up = Family("keel_fleet_edge_up", "gauge", f"1 when the edge answered, 0 when not, {about}")
+    info = Family("keel_fleet_edge_info", "gauge", "The edge's keel version and booted slot")
+    hs = Family("keel_fleet_edge_handshake_age_seconds", "gauge",
+                "Seconds since the hub's last WireGuard handshake with the edge")
+    p95 = Family("keel_fleet_edge_latency_p95_seconds", "gauge",
+                 "95th percentile round trip over the edge's latest 10 s; path tunnel is "
+                 "through it, outside beside it")
+    day = Family("keel_fleet_edge_latency_day_p95_seconds", "gauge",
+                 "The worst 95th percentile through the tunnel over the edge's last 24 h")
+    loss = Family("keel_fleet_edge_loss_ratio", "gauge",
+                  "Share of the edge's tunnel probes lost (0..1) over its latest 10 s")
+    rate = Family("keel_fleet_edge_cake_rate_bytes_per_second", "gauge",
+                  "The edge's CAKE rate per direction (up: egress, down: ingress)")
+    verdict = Family("keel_fleet_edge_verdict", "gauge",
+                     "1 for each cause the edge's verdict names now")
+    polled = Family("keel_fleet_poll_timestamp_seconds", "gauge",
+                    "Unix time of the hub's last poll of the edge")
+    for e in scrape.edges:
+        up.add(int(e.status is not None), edge=e.name)
+        hs.add(e.handshake_age_s, edge=e.name)
+        polled.add(e.polled_at or None, edge=e.name)
+        st = e.status
+        if st is None:
+            continue
+        info.add(1, edge=e.name, version=st.version, slot=st.slot or "")
+        p95.add(_seconds(st.tunnel_p95_ms), edge=e.name, path="tunnel")
+        p95.add(_seconds(st.outside_p95_ms), edge=e.name, path="outside")
+        day.add(_seconds(st.day_p95_ms), edge=e.name)
+        loss.add(st.loss, edge=e.name)
+        for direction, kbit in (("up", st.cake_up_kbit), ("down", st.cake_down_kbit)):
+            rate.add(None if kbit is None else kbit * 1000 / 8, edge=e.name,
+                     direction=direction)
+        for cause in st.causes:
+            verdict.add(1, edge=e.name, cause=cause)
+    return [up, info, hs, p95, day, loss, rate, verdict, polled]
+
+
 def render(scrape: Scrape) -> str:
     """The whole exposition of one scrape."""
     return render_families([*_keel(scrape), *_wireguard(scrape), *_cake(scrape),
-                            *_history(scrape)])
+                            *_history(scrape), *_fleet(scrape)])

@@ -74,7 +74,11 @@ class Scraper:
                  names: Callable[[], Mapping[str, str]] | None = None,
                  version: str | None = None, slot: str | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 wallclock: Callable[[], float] = time.time) -> None:
+                 wallclock: Callable[[], float] = time.time,
+                 edges: Callable[[], tuple[exposition.EdgeSample, ...]] | None = None) -> None:
+        """`edges`: a hub's edges as its last poll found them (keel.fleet.hub.
+        Poller, through keel.metrics.cli); none by default."""
+        self.edges = edges or (lambda: ())
         self.source = source or RealSource()
         self.latest, self.clock, self.wallclock = latest, clock, wallclock
         self.names = names or PeerNames()
@@ -96,7 +100,7 @@ class Scraper:
             version=self.version, slot=self.slot, wireguard=tunnels,
             peer_names=dict(self.names()), cake=self.cake.poll(),
             point=latest.point if latest else None,
-            verdicts=latest.verdicts if latest else None)
+            verdicts=latest.verdicts if latest else None, edges=self.edges())
 
     def body(self) -> bytes:
         with self._lock:
