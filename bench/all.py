@@ -11,7 +11,7 @@ import sys
 import time
 
 # (module, arguments): the lab scenarios, where CAKE sits, adaptive CAKE, the starving VPS,
-# the boot, an upgrade, the history's own cost, the console UI's own cost
+# the boot, an upgrade, the history's own cost, the hub's cost per edge, the console UI's own cost
 BENCHES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("bench.run", ()),
     ("bench.cake_placement", ()),
@@ -22,6 +22,7 @@ BENCHES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("bench.upgrade", ()),
     ("bench.history", ()),
     ("bench.history_guests", ()),
+    ("bench.fleet", ()),
     ("tests.ui.bench_ui", ("--seconds", "60")),
 )
 
