@@ -99,3 +99,21 @@ def test_a_router_without_a_hub_takes_no_routes() -> None:
 def test_the_change_in_words() -> None:
     assert what_changed(("10.1.0.0/24",), ("10.2.0.0/24",)) == "+10.2.0.0/24 -10.1.0.0/24"
     assert what_changed((), ()) == "no change"
+
+
+def test_the_config_says_which_peer_is_the_hub_once() -> None:
+    """One hub, with an endpoint; an edge of a hub's has none; each refusal
+    names the key."""
+    from keel.config.errors import ConfigError
+
+    _, edge_a = paired()
+    hub_table = to_toml(edge_a)
+    twice = hub_table + ('\n[[wireguard.peer]]\npublic_key = "' + EDGE2_KEY + '"\n'
+                         'allowed_ips = ["10.99.0.0/24"]\nendpoint = "203.0.113.9:51820"\n'
+                         'fleet = "hub"\n')
+    with pytest.raises(ConfigError, match=r"wireguard.peer\[1\].fleet.*one hub"):
+        parse_config(twice)
+    hub, _ = paired()
+    text = to_toml(hub).replace('fleet = "edge"', 'fleet = "hub"', 1)
+    with pytest.raises(ConfigError, match=r"wireguard.peer\[0\].fleet.*no endpoint"):
+        parse_config(text)

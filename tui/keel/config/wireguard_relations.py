@@ -49,7 +49,17 @@ def peers(wg: WireGuard, allowed: list[tuple[int, int, Network]]) -> Iterator[Pr
         by_peer.setdefault(i, []).append(position)
     seen_keys: dict[str, int] = {}
     seen_names: dict[str, int] = {}
+    hubs = [i for i, p in enumerate(wg.peer) if p.fleet == "hub"]
+    for i in hubs[1:]:
+        yield Problem(f"wireguard.peer[{i}].fleet", f"hub, but wireguard.peer[{hubs[0]}] is "
+                                                    "this router's hub already: one hub")
     for i, peer in enumerate(wg.peer):
+        if peer.fleet == "hub" and not peer.endpoint:
+            yield Problem(f"wireguard.peer[{i}].fleet", "hub, but the peer has no endpoint "
+                                                        "(an edge reaches its hub)")
+        if peer.fleet == "edge" and peer.endpoint:
+            yield Problem(f"wireguard.peer[{i}].fleet", "edge, but the peer has an endpoint "
+                                                        "(a hub's edges reach it)")
         if peer.public_key in seen_keys:
             yield Problem(f"wireguard.peer[{i}].public_key",
                           f"duplicate of wireguard.peer[{seen_keys[peer.public_key]}]")
