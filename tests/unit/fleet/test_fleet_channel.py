@@ -175,3 +175,16 @@ def test_an_edge_runs_its_agent_for_its_hub_and_opens_the_port_to_it_alone() -> 
     # the hub itself answers no one
     assert agent_argv(model_from_config(fleet())) is None
     assert "9587" not in nft.render_ruleset(model_from_config(fleet()))
+
+
+def test_doctor_says_whether_the_agent_answers_the_hub() -> None:
+    from keel.doctor.checks import FAIL, INFO, OK
+    from keel.doctor.fleet import check_fleet_agent
+
+    _, grant = settle.hub_admit(hub_config(), EdgeOffer("edge-a", EDGE_KEY, "192.168.77.0/24",
+                                                        "x"), HUB_KEY)
+    edge = model_from_config(settle.edge_join(edge_config(), grant, "203.0.113.2"))
+    assert check_fleet_agent(edge, True).status == OK
+    down = check_fleet_agent(edge, False)
+    assert down.status == FAIL and "10.77.0.1" in down.detail
+    assert check_fleet_agent(model_from_config(fleet()), False).status == INFO

@@ -23,6 +23,7 @@ def run_doctor(as_json: bool, seconds: float) -> int:
     from keel.doctor import hardware
     from keel.doctor import history as history_checks
     from keel.doctor import ipv6 as ipv6_checks
+    from keel.doctor.fleet import check_fleet_agent
     from keel.history.daemon import BATCH_S
     from keel.history.sampler import INTERVAL_S
     from keel.model import InvalidConfig, config_in_force, read_model
@@ -53,6 +54,7 @@ def run_doctor(as_json: bool, seconds: float) -> int:
     if model is not None:
         found.append(history_checks.check_metrics(model, collect.metrics(engine.RUN_DIR),
                                                   listen_addresses(model)))
+        found.append(check_fleet_agent(model, collect.fleet_agent(engine.RUN_DIR)))
     asked = model.tuning if model is not None else Tuning()
     found += checks.check_tuning(collect.tuning(), asked.governor,
                                  asked.max_cstate_latency_us if asked.hold_latency else None)

@@ -160,3 +160,12 @@ def metrics(run_dir: Path) -> bool:
 
     pid = pidfile_pid(str(run_dir / PIDFILE))
     return pid is not None and pid_alive(pid)
+
+
+def fleet_agent(run_dir: Path) -> bool:
+    """The fleet channel's agent (keel fleet agent) runs: its pidfile's process."""
+    from keel.apply.fleet import PIDFILE
+    from keel.system.processes import pid_alive, pidfile_pid
+
+    pid = pidfile_pid(str(run_dir / PIDFILE))
+    return pid is not None and pid_alive(pid)
