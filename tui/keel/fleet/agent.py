@@ -159,6 +159,7 @@ class LiveStatus:
 
     def __call__(self) -> wire.Status:
         from keel.history.point import Point
+        from keel.history.sampler import HEALTHY
         from keel.model.reading import config_in_force, read_loaded
         from keel.system.console import uptime
         from keel.upgrade import slots, system
@@ -187,6 +188,9 @@ class LiveStatus:
         from keel.fleet.learn import hub_peer, learned
 
         hub = hub_peer(config)
+        # the causes named in the newest point, worst first ("healthy" is none)
+        named = tuple(c for c in (point.causes if point else {}) if c != HEALTHY)
+        named = named[:wire.MAX_CAUSES]
         return wire.Status(
             name=config.system.hostname, version=image_version(), at=now, uptime_s=uptime(),
             slot=slot if slot in wire.SLOTS else None, last_upgrade=last,
@@ -195,8 +199,8 @@ class LiveStatus:
             loss=tunnel.loss if tunnel else None, day_p95_ms=self.day_p95(now),
             cake_up_kbit=cake["up"].rate_kbit if "up" in cake else None,
             cake_down_kbit=cake["down"].rate_kbit if "down" in cake else None,
-            verdict=shown(point.evidence, wire.MAX_TEXT) if point and point.causes else "",
-            causes=tuple(list(point.causes)[:wire.MAX_CAUSES]) if point else (),
+            verdict=shown(point.evidence, wire.MAX_TEXT) if named else "",
+            causes=named,
             routes=learned(config, hub) if hub else ())
 
 
