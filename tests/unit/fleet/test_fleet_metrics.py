@@ -5,11 +5,9 @@ them runs beside the endpoint, never making a scrape wait on an edge."""
 
 from __future__ import annotations
 
-import time
-
 from prometheus_client.parser import text_string_to_metric_families
 
-from keel.fleet import hub, wire
+from keel.fleet import hub, watch, wire
 from keel.metrics import exposition as ex
 
 STATUS = wire.Status(name="edge-a", version="0.2.0", at=1.0, uptime_s=9.0, slot="B",
@@ -47,19 +45,18 @@ def test_a_router_without_edges_has_no_fleet_families() -> None:
     assert "keel_fleet" not in ex.render(ex.Scrape(version="0.2.0"))
 
 
-def test_the_poller_keeps_the_last_poll_for_the_scrapes() -> None:
-    looks: list[float] = []
-
-    def look():
-        looks.append(time.monotonic())
-        return [hub.EdgeRow(hub.Edge("edge-a", "10.77.0.2", "k"), STATUS)], 5.0
-
-    poller = hub.Poller(every=0.05, look=look).start()
-    try:
-        deadline = time.monotonic() + 10
-        while len(looks) < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        rows, at = poller.rows()
-        assert len(looks) >= 3 and at == 5.0 and rows[0].status == STATUS
-    finally:
-        poller.stop()
+def test_the_endpoint_serves_the_watchers_snapshot(tmp_path) -> None:
+    """keel fleet watch writes what it found; the metrics read it whole."""
+    rows = [hub.EdgeRow(hub.Edge("edge-a", "10.77.0.2", "k"), STATUS, handshake_age_s=12.0,
+                        last_seen=1_800_000_000.0),
+            hub.EdgeRow(hub.Edge("edge-b", "10.77.0.3", "k2"), None, "no answer in time")]
+    path = tmp_path / "edges.json"
+    watch.write_json(path, watch.snapshot_json(rows, 1_800_000_000.0))
+    seen, at = watch.read_snapshot(path)
+    assert at == 1_800_000_000.0 and [s.status for s in seen] == [STATUS, None]
+    edges = tuple(ex.EdgeSample(e.name, e.status, e.handshake_age_s, at) for e in seen)
+    got = samples(ex.render(ex.Scrape(version="0.2.0", edges=edges)))
+    assert got["keel_fleet_edge_up"] == [({"edge": "edge-a"}, 1), ({"edge": "edge-b"}, 0)]
+    path.write_text('{"at": 1, "edges": [{"name": "x", "status": {"name": "bad name"}}]}')
+    assert watch.read_snapshot(path) == ((), 0.0)
+    assert watch.read_snapshot(tmp_path / "none.json") == ((), 0.0)

@@ -20,7 +20,7 @@ from keel.access import ssh_keys
 from keel.adaptive import target
 from keel.apply import ipv6 as ipv6_plan
 from keel.apply.execute import Outcome, execute
-from keel.apply.fleet import plan_fleet_agent
+from keel.apply.fleet import plan_fleet_agent, plan_fleet_watch
 from keel.apply.metrics import plan_metrics
 from keel.apply.probe import RUN_DIR, Probe
 from keel.apply.steps import Step, stop_daemon
@@ -553,6 +553,7 @@ def plan(model: RouterModel, probe: Probe, private_key: Callable[[], str]) -> li
         *plan_iperf3(model, probe),
         *plan_metrics(model, probe),
         *plan_fleet_agent(model, probe),
+        *plan_fleet_watch(model, probe),
         *plan_tuning(model, probe),
         *plan_access(model, probe),
     ]

@@ -1,9 +1,11 @@
-"""Plan the fleet channel's edge side (keel.apply.engine.plan calls it): on a
-router whose config names a hub (a peer with fleet = "hub") and has a tunnel
-address of the hub's family, `keel fleet agent` runs as a daemon (pidfile
-PIDFILE in the run directory) answering that hub only; restarted when its
-command line changes, stopped when there is no hub. The ruleset opens its
-port from the hub's tunnel address on the tunnel only (keel.render.nft)."""
+"""Plan the fleet's daemons (keel.apply.engine.plan calls it). The edge's
+side: on a router whose config names a hub (a peer with fleet = "hub") and
+has a tunnel address of the hub's family, `keel fleet agent` runs as a daemon
+(pidfile PIDFILE in the run directory) answering that hub only; restarted
+when its command line changes, stopped when there is no hub. The ruleset
+opens its port from the hub's tunnel address on the tunnel only
+(keel.render.nft). The hub's side: on a router with edges (peers with fleet
+= "edge"), `keel fleet watch` (keel.fleet.watch) asks them every 30 s."""
 
 from __future__ import annotations
 
@@ -46,3 +48,22 @@ def plan_fleet_agent(model: RouterModel, probe: Probe) -> list[Step]:
                         "-x", sys.executable, "--", *argv[1:]),),
                       stamps=((str(probe.run_dir / "state" / STAMP), digest + "\n"),)))
     return steps
+
+
+WATCH_PIDFILE = "fleet-watch.pid"
+WATCH_ARGV = ("-m", "keel.cli", "fleet", "watch")  # keel.fleet.background finds it so
+
+
+def plan_fleet_watch(model: RouterModel, probe: Probe) -> list[Step]:
+    """`keel fleet watch` runs exactly while the config has edges."""
+    pidfile = str(probe.run_dir / WATCH_PIDFILE)
+    running = probe.pid_alive(pidfile)
+    edges = model.wireguard is not None and any(p.fleet == "edge"
+                                                for p in model.wireguard.peer)
+    if not edges:
+        return [stop_daemon("fleet", "fleet watch off (no edges)", pidfile)] if running else []
+    if running:
+        return []
+    return [Step("fleet", "fleet watch: asking the edges every 30 s",
+                 (("start-stop-daemon", "-S", "-b", "-m", "-p", pidfile,
+                   "-x", sys.executable, "--", *WATCH_ARGV),))]

@@ -23,7 +23,7 @@ def run_doctor(as_json: bool, seconds: float) -> int:
     from keel.doctor import hardware
     from keel.doctor import history as history_checks
     from keel.doctor import ipv6 as ipv6_checks
-    from keel.doctor.fleet import check_fleet_agent
+    from keel.doctor.fleet import check_fleet_agent, check_fleet_watch
     from keel.history.daemon import BATCH_S
     from keel.history.sampler import INTERVAL_S
     from keel.model import InvalidConfig, config_in_force, read_model
@@ -55,6 +55,8 @@ def run_doctor(as_json: bool, seconds: float) -> int:
         found.append(history_checks.check_metrics(model, collect.metrics(engine.RUN_DIR),
                                                   listen_addresses(model)))
         found.append(check_fleet_agent(model, collect.fleet_agent(engine.RUN_DIR)))
+        if watch := check_fleet_watch(model, collect.fleet_watch(engine.RUN_DIR)):
+            found.append(watch)
     asked = model.tuning if model is not None else Tuning()
     found += checks.check_tuning(collect.tuning(), asked.governor,
                                  asked.max_cstate_latency_us if asked.hold_latency else None)

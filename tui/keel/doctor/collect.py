@@ -169,3 +169,12 @@ def fleet_agent(run_dir: Path) -> bool:
 
     pid = pidfile_pid(str(run_dir / PIDFILE))
     return pid is not None and pid_alive(pid)
+
+
+def fleet_watch(run_dir: Path) -> bool:
+    """The hub's watcher (keel fleet watch) runs: its pidfile's process."""
+    from keel.apply.fleet import WATCH_PIDFILE
+    from keel.system.processes import pid_alive, pidfile_pid
+
+    pid = pidfile_pid(str(run_dir / WATCH_PIDFILE))
+    return pid is not None and pid_alive(pid)

@@ -1,5 +1,6 @@
-"""Doctor check of the fleet channel's edge side: `keel fleet agent` runs
-exactly when the config names a hub (keel.apply.fleet). Pure."""
+"""Doctor checks of the fleet's daemons: the edge's `keel fleet agent` runs
+exactly when the config names a hub, the hub's `keel fleet watch` exactly
+when it has edges (keel.apply.fleet). Pure."""
 
 from __future__ import annotations
 
@@ -25,3 +26,18 @@ def check_fleet_agent(model: RouterModel, running: bool) -> Check:
                                              "(keel apply starts it; its log: "
                                              "/run/keel/fleet-agent.log)", data)
     return Check("fleet", "agent", OK, f"answers the hub {hub} on {own}:{FLEET_TCP}", data)
+
+
+def check_fleet_watch(model: RouterModel, running: bool) -> Check | None:
+    """None on a router without edges where nothing runs (nothing to say)."""
+    edges = model.wireguard is not None and any(p.fleet == "edge" for p in model.wireguard.peer)
+    data = {"edges": edges, "running": running}
+    if not edges:
+        return Check("fleet", "watch", WARN, "runs though this router has no edges "
+                                             "(keel apply stops it)", data) if running else None
+    if not running:
+        return Check("fleet", "watch", FAIL, "this hub has edges, but nothing asks them "
+                                             "(keel apply starts keel fleet watch; its log: "
+                                             "/run/keel/fleet-watch.log)", data)
+    return Check("fleet", "watch", OK, "asks the edges every 30 s, gives one behind its routes",
+                 data)

@@ -1,8 +1,12 @@
-"""`keel fleet sync` started in the background: after pairing or unpairing
-changed which LANs the hub's edges must reach (keel.pair calls it)."""
+"""After pairing or unpairing changed which LANs the hub's edges must reach
+(keel.pair calls it): the hub's watcher (keel fleet watch) told to look at
+once, which gives every edge its routes; without a watcher, `keel fleet sync`
+started in the background."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -10,9 +14,20 @@ from pathlib import Path
 SYNC_LOG = Path("/run/keel/fleet-sync.log")
 
 
-def sync_soon() -> None:
-    """Start `keel fleet sync` and return; its words go to SYNC_LOG. A
-    failure to start is said on stderr, with the command to run by hand."""
+def sync_soon(pidfile: Path | None = None) -> None:
+    """Wake the watcher, or start `keel fleet sync`, and return. A failure
+    to start is said on stderr, with the command to run by hand."""
+    from keel.apply.fleet import WATCH_ARGV, WATCH_PIDFILE
+    from keel.apply.probe import RUN_DIR
+    from keel.system.processes import pidfile_pid, runs_with
+
+    pid = pidfile_pid(str(pidfile or RUN_DIR / WATCH_PIDFILE))
+    if pid is not None and runs_with(pid, WATCH_ARGV[1:]):
+        try:
+            os.kill(pid, signal.SIGUSR1)
+            return
+        except OSError:
+            pass  # gone meanwhile: a sync of its own
     try:
         SYNC_LOG.parent.mkdir(parents=True, exist_ok=True)
         with open(SYNC_LOG, "ab") as log:

@@ -60,7 +60,8 @@ def add_fleet_command(sub: argparse._SubParsersAction) -> None:
                        description="On a hub: each edge (a peer paired with keel pair) asked "
                                    "through the tunnel for its health. `keel fleet sync` gives "
                                    "every edge the routes to the other edges' LANs.")
-    p.add_argument("action", nargs="?", choices=["list", "sync", "agent"], default="list")
+    p.add_argument("action", nargs="?", choices=["list", "sync", "agent", "watch"],
+                   default="list")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--listen", type=_address, help=argparse.SUPPRESS)  # agent: keel apply
     p.add_argument("--hub", type=_address, help=argparse.SUPPRESS)
@@ -70,6 +71,10 @@ def add_fleet_command(sub: argparse._SubParsersAction) -> None:
     def run(args: argparse.Namespace) -> int:
         if args.action == "sync":
             return run_sync()
+        if args.action == "watch":
+            from keel.fleet.watch import run_watch
+
+            return run_watch()
         if args.action == "agent":
             from keel.fleet.agent import serve
 

@@ -213,11 +213,13 @@ class Synced:
     error: str = ""
 
 
-def sync(config: Config, asker: Callable[[str, bytes, float], bytes] = ask) -> list[Synced]:
-    """Every edge given the routes due to it, side by side."""
+def sync(config: Config, asker: Callable[[str, bytes, float], bytes] = ask,
+         only: set[str] | None = None) -> list[Synced]:
+    """Every edge (or those named in `only`) given the routes due to it, side
+    by side."""
     from keel.pair.settle import routes_for_edge
 
-    edges = fleet_edges(config)
+    edges = [e for e in fleet_edges(config) if only is None or e.name in only]
 
     def one(edge: Edge) -> Synced:
         due = routes_for_edge(config, edge.public_key)
@@ -278,59 +280,3 @@ def lines(rows: Sequence[EdgeRow], now: float) -> list[str]:
         out.append(f"    {shown(s.verdict, 200) if s.verdict else 'healthy'}")
     return [line if len(line) <= WIDTH else line[:WIDTH - 3] + "..." for line in out]
 
-
-POLL_EVERY_S = 30.0  # the metrics endpoint's poll of the edges (a scrape reads the last)
-
-
-class Poller:
-    """The edges of the config in force asked every POLL_EVERY_S in a thread
-    of its own (the metrics endpoint's: a scrape never waits on an edge);
-    `samples()` gives the last poll. Idle on a router without edges."""
-
-    def __init__(self, every: float = POLL_EVERY_S,
-                 look: Callable[[], tuple[list[EdgeRow], float]] | None = None) -> None:
-        import threading
-
-        self.every = every
-        self._look = look or self._look_in_force
-        self._rows: tuple[list[EdgeRow], float] = ([], 0.0)
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._seen: dict[str, float] = read_seen()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="keel-fleet-poll")
-
-    def _look_in_force(self) -> tuple[list[EdgeRow], float]:
-        from keel.apply.errors import InvalidConfig
-        from keel.model.reading import config_in_force, read_loaded
-        from keel.pair.peers import read_peer_rows
-
-        now = time.time()
-        try:
-            config = read_loaded(config_in_force()).config
-        except InvalidConfig:
-            return self._rows  # the last poll stays
-        if not fleet_edges(config):
-            return [], now
-        peers, _ = read_peer_rows()
-        return poll(config, peers, now, seen=self._seen), now
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                found = self._look()
-            except Exception:  # a bug of a poll's must not end the endpoint
-                found = self._rows
-            with self._lock:
-                self._rows = found
-            self._stop.wait(self.every)
-
-    def start(self) -> Poller:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def rows(self) -> tuple[list[EdgeRow], float]:
-        with self._lock:
-            return self._rows

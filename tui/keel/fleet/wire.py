@@ -222,7 +222,11 @@ STATUS_KEYS = {f.name for f in Status.__dataclass_fields__.values()}  # type: ig
 def parse_status_reply(line: bytes) -> Status:
     obj = _reply(line)
     _keys(obj, {"ok", "status"}, "status reply")
-    s = obj.get("status")
+    return parse_status(obj.get("status"))
+
+
+def parse_status(s: Any) -> Status:
+    """A status object (a reply's, or one the hub's watcher kept), strictly."""
     if not isinstance(s, dict):
         raise WireError("status: not an object")
     _keys(s, STATUS_KEYS, "status")

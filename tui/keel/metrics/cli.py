@@ -41,14 +41,13 @@ def run_metrics_server(addresses: list[str], port: int, latest: Path | None = No
                   file=sys.stderr)
     if not socks:
         return 1
-    from keel.fleet.hub import Poller
+    from keel.fleet.watch import read_snapshot
     from keel.metrics.exposition import EdgeSample
 
-    poller = Poller().start()  # a hub's edges, for keel_fleet_* (idle without edges)
-
     def edges() -> tuple[EdgeSample, ...]:
-        rows, at = poller.rows()
-        return tuple(EdgeSample(r.edge.name, r.status, r.handshake_age_s, at) for r in rows)
+        """A hub's edges as its watcher last found them (keel fleet watch)."""
+        seen, at = read_snapshot()
+        return tuple(EdgeSample(e.name, e.status, e.handshake_age_s, at) for e in seen)
 
     scraper = Scraper(latest=latest or LATEST, slot=booted_slot(), edges=edges)
     srv = server.Server(socks, scraper.body)

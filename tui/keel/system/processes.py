@@ -24,6 +24,19 @@ def keel_runs_as(pid: int, proc: Path = Path(PROC)) -> bool:
     return any(os.path.basename(a.decode(errors="replace")) == "keel" for a in argv)
 
 
+def runs_with(pid: int, words: tuple[str, ...], proc: Path = Path(PROC)) -> bool:
+    """Process `pid` runs with these words, in order, in its command line (a
+    daemon keel apply started: `python3 -m keel.cli fleet watch`); a pid taken
+    over by another program does not count."""
+    try:
+        argv = [a.decode(errors="replace")
+                for a in (proc / str(pid) / "cmdline").read_bytes().split(b"\0")]
+    except OSError:
+        return False
+    n = len(words)
+    return any(tuple(argv[i:i + n]) == words for i in range(len(argv) - n + 1))
+
+
 def pidfile_pid(pidfile: str) -> int | None:
     """The pid a daemon wrote, or None (no file, not a number)."""
     try:
