@@ -376,14 +376,20 @@ def test_the_internet_side_cannot_open_a_connection_to_a_lan_host(lab):
     assert "open" in out or "refused" in out.lower(), out
 
 def test_unpairing_removes_the_peer_and_its_route(lab):
+    """edge-b unpaired while edge-a's channel is down: edge-a still forgets
+    edge-b's LAN once it answers again (the hub's watcher, every 30 s)."""
+    lab.edge_a.check("kill $(cat /run/keel/fleet-agent.pid)")
     lab.hub.check("keel peers remove edge-b", 60)
     names = [p["name"] for p in lab.hub.json("keel peers --json")]
     assert names == ["edge-a"], names
     assert "192.168.78.0/24" not in lab.hub.check("ip route")
-    # and edge-a forgets edge-b's LAN by itself (the hub's fleet sync)
+    lab.hub.until("grep -q 'edge-a does not answer' /run/keel/fleet-watch.log", 120, every=2)
+    assert "dev wg0" in lab.edge_a.check(f"ip -color=never route get {LAN_B}")  # not yet
+    lab.edge_a.check("keel apply", 120)  # its agent back, as at its next boot
     lab.edge_a.until(f"! ip -color=never route get {LAN_B} | grep -q 'dev wg0'", 240, every=2)
     assert "fleet: routes from the hub: -192.168.78.0/24" in lab.edge_a.check(
         "keel show revisions")
+    assert "edge-a: given its routes" in lab.hub.check("cat /run/keel/fleet-watch.log")
     out = lab.hub.run("keel peers remove edge-b", 60)
     assert out.rc == 1 and "no peer named 'edge-b' (peers: edge-a)" in out.output
 
