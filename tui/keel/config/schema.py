@@ -206,11 +206,11 @@ class Peer:
     keepalive: int = key(0, "persistent keepalive; 0 = off", between(0, 65535, "s"))
     name: str | None = key(None, "a name for the peer (keel peers; pairing sets it)",
                            syntax("hostname"))
-    fleet: str = key("", "this peer's part in the fleet (keel pair sets it): hub (it may "
-                         "read this router's status and history and give it routes to the "
-                         "other edges' private LANs, through the tunnel), edge (one this "
-                         "hub polls and gives routes), or \"\" (none)",
-                     one_of("", "hub", "edge"))
+    fleet: str | None = key(None, "this peer's part in the fleet (keel pair sets it): hub "
+                                  "(it may read this router's status and give it routes to "
+                                  "the other edges' private LANs, through the tunnel) or edge "
+                                  "(one this hub asks and gives routes); left out: none",
+                            one_of("hub", "edge"))
 
 
 @dataclass(frozen=True)

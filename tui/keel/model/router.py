@@ -60,7 +60,7 @@ class Peer:
     endpoint: str | None = None
     keepalive: int = 0
     name: str | None = None  # keel peers; a comment in the rendered wg config
-    fleet: str = ""  # "hub": our hub (keel.fleet.agent answers it); "edge": one of ours
+    fleet: str | None = None  # "hub": our hub (keel.fleet.agent answers it); "edge": one of ours
 
 
 @dataclass(frozen=True)
