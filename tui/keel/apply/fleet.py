@@ -9,11 +9,10 @@ opens its port from the hub's tunnel address on the tunnel only
 
 from __future__ import annotations
 
-import hashlib
 import sys
 
 from keel.apply.probe import Probe
-from keel.apply.steps import Step, stop_daemon
+from keel.apply.steps import Step, plan_daemon, stop_daemon
 from keel.model import RouterModel
 from keel.ports import FLEET_TCP
 from keel.render.wireguard import fleet_addresses
@@ -32,22 +31,12 @@ def agent_argv(model: RouterModel) -> list[str] | None:
 
 
 def plan_fleet_agent(model: RouterModel, probe: Probe) -> list[Step]:
-    pidfile = str(probe.run_dir / PIDFILE)
-    running = probe.pid_alive(pidfile)
     argv = agent_argv(model)
-    if argv is None:
-        return [stop_daemon("fleet", "fleet channel off (no hub)", pidfile)] if running else []
-    digest = hashlib.sha256(repr(argv[1:]).encode()).hexdigest()
-    if running and probe.stamp(STAMP) == digest:
-        return []
-    steps = [stop_daemon("fleet", "fleet channel: restarted", pidfile)] if running else []
-    hub, own = argv[argv.index("--hub") + 1], argv[argv.index("--listen") + 1]
-    steps.append(Step("fleet", f"fleet channel: answering the hub {hub} on {own}, "
-                               f"port {FLEET_TCP}",
-                      (("start-stop-daemon", "-S", "-b", "-m", "-p", pidfile,
-                        "-x", sys.executable, "--", *argv[1:]),),
-                      stamps=((str(probe.run_dir / "state" / STAMP), digest + "\n"),)))
-    return steps
+    found = fleet_addresses(model)
+    hub, own = found if found else ("", "")
+    return plan_daemon("fleet", probe, PIDFILE, STAMP, argv, "fleet channel",
+                       f": answering the hub {hub} on {own}, port {FLEET_TCP}",
+                       "fleet channel off (no hub)")
 
 
 WATCH_PIDFILE = "fleet-watch.pid"

@@ -6,12 +6,11 @@ its port (keel.render.nft); this starts and stops the process."""
 
 from __future__ import annotations
 
-import hashlib
 import ipaddress
 import sys
 
 from keel.apply.probe import Probe
-from keel.apply.steps import Step, stop_daemon
+from keel.apply.steps import Step, plan_daemon
 from keel.model import RouterModel
 
 PIDFILE = "metrics.pid"
@@ -49,19 +48,7 @@ def metrics_argv(model: RouterModel) -> list[str] | None:
 
 def plan_metrics(model: RouterModel, probe: Probe) -> list[Step]:
     """The endpoint runs with this model's command line, or not at all."""
-    pidfile = str(probe.run_dir / PIDFILE)
-    running = probe.pid_alive(pidfile)
     argv = metrics_argv(model)
-    if argv is None:
-        return [stop_daemon("metrics", "metrics for Prometheus off", pidfile)] if running else []
-    digest = hashlib.sha256(repr(argv[1:]).encode()).hexdigest()
-    if running and probe.stamp(STAMP) == digest:
-        return []
-    steps = [stop_daemon("metrics", "metrics for Prometheus: restarted", pidfile)] \
-        if running else []
-    where = ", ".join(argv[argv.index("--listen") + 1::2])
-    steps.append(Step("metrics", f"metrics for Prometheus on {where}, port {model.metrics.port}",
-                      (("start-stop-daemon", "-S", "-b", "-m", "-p", pidfile,
-                        "-x", sys.executable, "--", *argv[1:]),),
-                      stamps=((str(probe.run_dir / "state" / STAMP), digest + "\n"),)))
-    return steps
+    where = ", ".join(argv[argv.index("--listen") + 1::2]) if argv else ""
+    return plan_daemon("metrics", probe, PIDFILE, STAMP, argv, "metrics for Prometheus",
+                       f" on {where}, port {model.metrics.port}", "metrics for Prometheus off")

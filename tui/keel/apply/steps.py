@@ -3,6 +3,7 @@ the stamps it leaves for the next plan, and an optional action."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import time
@@ -10,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from keel.apply.probe import Probe
 from keel.system.processes import pid_alive
 
 
@@ -55,3 +57,24 @@ def stop_daemon(component: str, why: str, pidfile: str,
     """Stop a daemon by its pidfile (whoever owns the file: dnsmasq drops root);
     `after` runs once it has exited (or after its 3 s of grace)."""
     return Step(component, why, after, action=lambda: _kill_pidfile(pidfile))
+
+
+def plan_daemon(component: str, probe: Probe, pidfile_name: str, stamp: str,
+                argv: list[str] | None, what: str, where: str, off: str) -> list[Step]:
+    """A daemon that runs with exactly `argv` (its first word the Python that
+    runs keel), or not at all (argv None): started when not running ("WHAT
+    WHERE" says why), restarted when its command line changed (the sha256 of
+    it kept as the stamp `stamp`), stopped when it should not run (`off`)."""
+    pidfile = str(probe.run_dir / pidfile_name)
+    running = probe.pid_alive(pidfile)
+    if argv is None:
+        return [stop_daemon(component, off, pidfile)] if running else []
+    digest = hashlib.sha256(repr(argv[1:]).encode()).hexdigest()
+    if running and probe.stamp(stamp) == digest:
+        return []
+    steps = [stop_daemon(component, f"{what}: restarted", pidfile)] if running else []
+    steps.append(Step(component, f"{what}{where}",
+                      (("start-stop-daemon", "-S", "-b", "-m", "-p", pidfile,
+                        "-x", argv[0], "--", *argv[1:]),),
+                      stamps=((str(probe.run_dir / "state" / stamp), digest + "\n"),)))
+    return steps
