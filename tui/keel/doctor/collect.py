@@ -156,25 +156,27 @@ def history() -> HistoryState:
 def metrics(run_dir: Path) -> bool:
     """The metrics endpoint (keel metrics-serve) runs: its pidfile's process."""
     from keel.apply.metrics import PIDFILE
-    from keel.system.processes import pid_alive, pidfile_pid
 
-    pid = pidfile_pid(str(run_dir / PIDFILE))
-    return pid is not None and pid_alive(pid)
+    return _runs(run_dir / PIDFILE)
 
 
 def fleet_agent(run_dir: Path) -> bool:
     """The fleet channel's agent (keel fleet agent) runs: its pidfile's process."""
     from keel.apply.fleet import PIDFILE
-    from keel.system.processes import pid_alive, pidfile_pid
 
-    pid = pidfile_pid(str(run_dir / PIDFILE))
-    return pid is not None and pid_alive(pid)
+    return _runs(run_dir / PIDFILE)
 
 
 def fleet_watch(run_dir: Path) -> bool:
     """The hub's watcher (keel fleet watch) runs: its pidfile's process."""
     from keel.apply.fleet import WATCH_PIDFILE
+
+    return _runs(run_dir / WATCH_PIDFILE)
+
+
+def _runs(pidfile: Path) -> bool:
+    """A daemon keel started runs: its pidfile's process is alive."""
     from keel.system.processes import pid_alive, pidfile_pid
 
-    pid = pidfile_pid(str(run_dir / WATCH_PIDFILE))
+    pid = pidfile_pid(str(pidfile))
     return pid is not None and pid_alive(pid)
