@@ -18,11 +18,12 @@ def test_two_guests_on_a_link_ping_each_other(shared_lab):
             f"ip link set {b.ifname('x2')} up")
 
     for guest, peer in ((a, "192.0.2.2"), (b, "192.0.2.1")):
-        assert replied(guest.check(f"ping -D -n -c 3 -i 0.2 -w 30 {peer}", timeout=60)) >= {
-            1, 2, 3}
+        out = guest.check(f"ping -D -n -c 3 -i 0.2 -w 30 {peer}", timeout=60)
+        assert len(replied(out)) >= 3, out
 
 
 def replied(out: str) -> set[int]:
-    """The probes answered: with -w, ping sends until 3 replies came, so a
-    slow first reply on a loaded host makes it send a fourth (4 received)."""
+    """The probes answered. With -c 3 -w 30, ping sends until 3 replies came
+    (its exit code, which check() asserts, says they did): on a starved host
+    an emulated NIC may drop one frame of a burst, and ping sends another."""
     return {s.seq for s in parse_ping(out) if not s.lost}
