@@ -100,6 +100,12 @@ UPGRADE_SLOW_START_S = 600
 # UPGRADE_SLOWEST_START_S: a UI that hangs is still found out
 UPGRADE_SLOW_START_PACE = 4
 UPGRADE_SLOWEST_START_S = 1800
+# keel fleet upgrade (keel.fleet.rollout): an edge answers the hub's bundle
+# once it has checked and written it (`keel upgrade`'s install: minutes on a
+# slow disk), then has until its gate's latest decision, and a boot, to say
+# the outcome; past either it stops the rollout
+FLEET_INSTALL_REPLY_S = 1800
+FLEET_UPGRADE_BACK_S = UPGRADE_SLOWEST_START_S + 600
 # the console UI's failed starts in a row (each ending in an error within 30
 # s) before tty1 falls back to a login (/usr/share/keel/tty1)
 CONSOLE_UI_TRIES = 3

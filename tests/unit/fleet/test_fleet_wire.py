@@ -33,6 +33,9 @@ def test_requests_come_back_as_they_were_sent() -> None:
     routes = ("192.168.78.0/24", "fd00:1::/64")
     assert wire.parse_request(wire.routes_request(routes)) == wire.Request("routes", routes)
     assert wire.parse_routes_reply(wire.routes_reply(routes)) == routes
+    offer = wire.Offer(200 << 20, "0123456789abcdef" * 4, 180)
+    assert wire.parse_request(wire.upgrade_request(offer)) == wire.Request("upgrade", offer=offer)
+    assert wire.parse_installed_reply(wire.installed_reply("0.2.0", "B")) == ("0.2.0", "B")
 
 
 def test_a_refusal_is_an_error_in_its_own_words() -> None:
@@ -74,10 +77,30 @@ def test_a_status_with_one_bad_field_is_refused_naming_it(changed, field) -> Non
     (b'{"op":"status","token":"x"}\n', "unknown key token"),
     (b'{"op":"routes","routes":"10.0.0.0/8"}\n', "routes: not a list"),
     (b'{"op":"routes","routes":[NaN]}\n', "not JSON"),
+    (b'{"op":"upgrade","size":5000,"sha256":"AB","tunnel_wait":180}\n', "sha256"),
+    (b'{"op":"upgrade","size":5000,"sha256":"' + b"A" * 64 + b'","tunnel_wait":180}\n',
+     "sha256: not 64 lowercase"),
+    (b'{"op":"upgrade","size":12,"sha256":"' + b"a" * 64 + b'","tunnel_wait":180}\n',
+     "size: not a whole number"),
+    (b'{"op":"upgrade","size":5e9,"sha256":"' + b"a" * 64 + b'","tunnel_wait":180}\n',
+     "size: not a whole number"),
+    (b'{"op":"upgrade","size":true,"sha256":"' + b"a" * 64 + b'","tunnel_wait":180}\n',
+     "size: not a whole number"),
+    (b'{"op":"upgrade","size":5000,"sha256":"' + b"a" * 64 + b'","tunnel_wait":5}\n',
+     "tunnel_wait: not a whole number in 30..3600"),
+    (b'{"op":"upgrade","size":5000,"sha256":"' + b"a" * 64 + b'","tunnel_wait":180,'
+     b'"allow_downgrade":true}\n', "unknown key allow_downgrade"),
 ])
 def test_a_bad_request_is_refused_saying_what(line, why) -> None:
     with pytest.raises(wire.WireError, match=why):
         wire.parse_request(line)
+
+
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner,
+                                                                max_size=6),
+    max_leaves=20)
 
 
 @settings(max_examples=400, deadline=None)
@@ -89,14 +112,27 @@ def test_any_bytes_are_a_request_or_refused(data: bytes) -> None:
         except wire.WireError as err:  # said in one printable line
             assert str(err).isprintable() and len(str(err)) < 200, err
         else:
-            assert request.op in ("status", "routes")
+            assert request.op in ("status", "routes", "upgrade")
 
 
-JSONISH = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner,
-                                                                max_size=6),
-    max_leaves=20)
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["op", "v", "size", "sha256", "tunnel_wait", "x"]),
+                       JSONISH | st.integers(0, 2 << 30) | st.sampled_from(["upgrade", "a" * 64]),
+                       max_size=6))
+def test_any_upgrade_offer_is_bounded_or_refused(body) -> None:
+    """A hostile hub's offer: read as one within the bounds (a bundle's size,
+    a SHA-256, the gate's tunnel wait), or refused."""
+    try:
+        request = wire.parse_request(json.dumps(body).encode() + b"\n")
+    except wire.WireError:
+        return
+    if request.op == "upgrade":
+        offer = request.offer
+        assert wire.MIN_BUNDLE <= offer.size <= wire.MAX_BUNDLE
+        assert wire.SHA256.fullmatch(offer.sha256)
+        assert wire.TUNNEL_WAIT_S[0] <= offer.tunnel_wait <= wire.TUNNEL_WAIT_S[1]
+
+
 
 
 @settings(max_examples=400, deadline=None)
@@ -117,6 +153,6 @@ def test_any_reply_is_a_status_or_refused(body, ok) -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=600))
 def test_any_bytes_are_a_reply_or_refused(data: bytes) -> None:
-    for parse in (wire.parse_status_reply, wire.parse_routes_reply):
+    for parse in (wire.parse_status_reply, wire.parse_routes_reply, wire.parse_installed_reply):
         with contextlib.suppress(wire.WireError):
             parse(data + b"\n")

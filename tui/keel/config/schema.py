@@ -211,6 +211,9 @@ class Peer:
                                   "the other edges' private LANs, through the tunnel) or edge "
                                   "(one this hub asks and gives routes); left out: none",
                             one_of("hub", "edge"))
+    upgrade_first: bool = key(False, "(a hub's edge, fleet = edge) upgraded first and alone "
+                                     "by keel fleet upgrade, before the others: the least "
+                                     "important site (keel fleet upgrade --first overrides)")
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,9 @@ def peers(wg: WireGuard, allowed: list[tuple[int, int, Network]]) -> Iterator[Pr
         if peer.fleet == "hub" and not peer.endpoint:
             yield Problem(f"wireguard.peer[{i}].fleet", "hub, but the peer has no endpoint "
                                                         "(an edge reaches its hub)")
+        if peer.upgrade_first and peer.fleet != "edge":
+            yield Problem(f"wireguard.peer[{i}].upgrade_first",
+                          "true, but the peer is no edge of this hub (fleet = \"edge\")")
         if peer.fleet == "edge" and peer.endpoint:
             yield Problem(f"wireguard.peer[{i}].fleet", "edge, but the peer has an endpoint "
                                                         "(a hub's edges reach it)")

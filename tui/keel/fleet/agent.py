@@ -12,15 +12,19 @@ the hub's key send from the hub's tunnel address (the other edges' packets
 through the hub keep their own). No token is added: it would be one more
 secret to keep, and would prove nothing the session does not.
 
-What the hub may do: read this router's status (keel.fleet.wire.Status),
-and give the routes to the other edges' LANs, which this router takes only
-as keel.fleet.learn allows (private prefixes, never its own networks), with
-a revision of its config like any change. Nothing else: no port opened, no
-key, no user, no upgrade."""
+What the hub may do: read this router's status (keel.fleet.wire.Status);
+give the routes to the other edges' LANs, which this router takes only as
+keel.fleet.learn allows (private prefixes, never its own networks), with a
+revision of its config like any change; and offer a bundle, which this
+router installs exactly as `keel upgrade FILE` would (its own keyring's
+signature check, its compatible, never an older keel), then reboots into
+for its own health gate to judge. Nothing else: no port opened, no key, no
+user, no rate."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import socket
@@ -36,6 +40,10 @@ from keel.shown import shown
 
 READ_TIMEOUT_S = 5.0  # the request's line, however slowly it comes
 RECV = 4096
+BODY_CHUNK = 1 << 20
+BODY_TIMEOUT_S = 60.0  # each read of a bundle's bytes: a hub that stalls is cut
+BUNDLE = Path("/data/keel/upgrade/fleet.raucb")  # the hub's bundle while it is installed
+REBOOT_AFTER_S = 2.0  # the installed reply on its way before the reboot
 DAY_S = 86_400
 DAY_EVERY_S = 300  # the day's p95 read from the history at most this often
 LATEST = Path("/run/keel/history/latest.json")
@@ -50,6 +58,13 @@ def read_line(conn: socket.socket, limit: int, timeout_s: float = READ_TIMEOUT_S
     """One line, its newline included, of at most `limit` bytes, within
     `timeout_s` however slowly it comes; what came when the peer stopped, the
     time ran out or the limit passed (limit + 1 bytes at most: too long)."""
+    return read_head(conn, limit, timeout_s, clock)[0]
+
+
+def read_head(conn: socket.socket, limit: int, timeout_s: float = READ_TIMEOUT_S,
+              clock: Callable[[], float] = time.monotonic) -> tuple[bytes, bytes]:
+    """read_line's line, and the bytes that came after it in the same reads
+    (the start of a bundle that follows an upgrade request)."""
     deadline = clock() + timeout_s
     data = b""
     while b"\n" not in data and len(data) <= limit:
@@ -65,27 +80,95 @@ def read_line(conn: socket.socket, limit: int, timeout_s: float = READ_TIMEOUT_S
             break
         data += chunk
     end = data.find(b"\n")
-    return data[:end + 1] if end >= 0 else data[:limit + 1]
+    return (data[:end + 1], data[end + 1:]) if end >= 0 else (data[:limit + 1], b"")
+
+
+class Refused(ValueError):
+    """A bundle from the hub not taken: why, in one line."""
+
+
+def receive(offer: wire.Offer, read: Callable[[int], bytes], dest: Path, room: int) -> Path:
+    """The offered bundle read whole (`read(n)`: at most n bytes, b"" when
+    the hub stopped) into `dest` through dest.part, its size and SHA-256 as
+    offered; Refused (and nothing left) otherwise, or when it passes `room`
+    bytes (what /data can give it)."""
+    if offer.size > room:
+        raise Refused(f"/data has room for {max(0, room) >> 20} MiB, the bundle is "
+                      f"{offer.size >> 20} MiB")
+    part = dest.with_name(dest.name + ".part")
+    digest = hashlib.sha256()
+    done = 0
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with part.open("wb") as out:
+            while done < offer.size:
+                chunk = read(min(BODY_CHUNK, offer.size - done))
+                if not chunk:
+                    raise Refused(f"the hub stopped sending at {done} of {offer.size} bytes")
+                digest.update(chunk)
+                out.write(chunk)
+                done += len(chunk)
+        if digest.hexdigest() != offer.sha256:
+            raise Refused("the bundle's bytes do not match the SHA-256 the hub sent: "
+                          "damaged on the way")
+        part.replace(dest)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
+    return dest
+
+
+def body_reader(conn: socket.socket, first: bytes,
+                timeout_s: float = BODY_TIMEOUT_S) -> Callable[[int], bytes]:
+    """read(n) over what followed the request line, then the connection,
+    each read within `timeout_s` (a hub that stalls is cut: b"")."""
+    pending = [first]
+
+    def read(n: int) -> bytes:
+        if pending[0]:
+            chunk, pending[0] = pending[0][:n], pending[0][n:]
+            return chunk
+        conn.settimeout(timeout_s)
+        try:
+            return conn.recv(n)
+        except (TimeoutError, OSError):
+            return b""
+
+    return read
+
+
+# (the offer, read(n) over its bytes) -> (version, slot) installed; raises
+# Refused, keel.upgrade.system.UpgradeError or OSError with why
+Install = Callable[[wire.Offer, Callable[[int], bytes]], tuple[str, str]]
 
 
 class Agent:
     """Answers one request a connection: `status` builds the Status, `learn`
     takes the hub's routes (returns those in force after, or raises
-    RoutesRefused / OSError with why)."""
+    RoutesRefused / OSError with why), `install` takes an offered bundle,
+    and `installed` runs once the hub has been told (the reboot)."""
 
     def __init__(self, status: Callable[[], wire.Status],
                  learn: Callable[[tuple[str, ...]], tuple[str, ...]],
-                 say: Callable[[str], None]) -> None:
+                 say: Callable[[str], None], install: Install | None = None,
+                 installed: Callable[[], None] | None = None) -> None:
         self.status, self.learn, self.say = status, learn, say
+        self.install, self.installed = install, installed
         self._learning = threading.Lock()  # one apply at a time
+        self._installing = threading.Lock()  # one bundle at a time
 
-    def reply(self, line: bytes) -> bytes:
+    def reply(self, line: bytes, body: Callable[[int], bytes] | None = None) -> bytes:
+        """The answer to one request line; `body` reads what follows it (an
+        upgrade's bundle)."""
         try:
             request = wire.parse_request(line)
         except wire.WireError as err:
             return wire.refusal(str(err))
         if request.op == "status":
             return wire.status_reply(self.status())
+        if request.op == "upgrade":
+            assert request.offer is not None
+            return self._upgrade(request.offer, body)
         with self._learning:
             try:
                 now = self.learn(request.routes)
@@ -96,12 +179,31 @@ class Agent:
                 self.say(f"keel fleet agent: the hub's routes not taken: {shown(err, 200)}")
                 return wire.refusal(str(err))
 
+    def _upgrade(self, offer: wire.Offer, body: Callable[[int], bytes] | None) -> bytes:
+        from keel.upgrade.system import UpgradeError
+
+        if self.install is None or body is None:
+            return wire.refusal("this edge takes no bundle from its hub")
+        if not self._installing.acquire(blocking=False):
+            return wire.refusal("a bundle from the hub is being installed already")
+        try:
+            self.say(f"keel fleet agent: the hub offers a bundle of {offer.size >> 20} MiB")
+            version, slot = self.install(offer, body)
+        except (Refused, UpgradeError, OSError) as err:
+            self.say(f"keel fleet agent: the hub's bundle not installed: {shown(err, 200)}")
+            return wire.refusal(f"not installed: {err}")
+        finally:
+            self._installing.release()
+        self.say(f"keel fleet agent: the hub's bundle installed: keel {shown(version, 64)} "
+                 f"in slot {slot}; rebooting into it")
+        return wire.installed_reply(version, slot)
+
     def handle(self, conn: socket.socket) -> int | None:
-        line = read_line(conn, wire.MAX_REQUEST)
+        line, rest = read_head(conn, wire.MAX_REQUEST)
         if not line:
             return None
         try:
-            answer = self.reply(line)
+            answer = self.reply(line, body_reader(conn, rest))
         except Exception as err:  # a bug of ours: said, refused, not fatal
             self.say(f"keel fleet agent: {type(err).__name__}: {shown(err, 200)}")
             answer = wire.refusal("the edge failed to answer (its log says why)")
@@ -110,6 +212,8 @@ class Agent:
             conn.sendall(answer)
         except OSError:
             return None
+        if answer.startswith(b'{"ok":true,"installed"') and self.installed is not None:
+            self.installed()
         return 200 if answer.startswith(b'{"ok":true') else 400
 
 
@@ -233,6 +337,41 @@ def learn_live(routes: tuple[str, ...]) -> tuple[str, ...]:
     return after
 
 
+def install_live(offer: wire.Offer, read: Callable[[int], bytes]) -> tuple[str, str]:
+    """The offered bundle received onto /data, then installed the way `keel
+    upgrade FILE` installs (keel.upgrade.flow: this router's keyring, its
+    compatible, no older keel) and removed; (version, slot)."""
+    import shutil
+
+    from keel.upgrade.fetch import FREE_MARGIN
+    from keel.upgrade.flow import install_bundle
+
+    BUNDLE.parent.mkdir(parents=True, exist_ok=True)
+    room = shutil.disk_usage(BUNDLE.parent).free - FREE_MARGIN
+    path = receive(offer, read, BUNDLE, room)
+    try:
+        pending = install_bundle(str(path), lambda *_: None, tunnel_wait=offer.tunnel_wait,
+                                 allow_downgrade=False)
+    finally:
+        path.unlink(missing_ok=True)
+    return pending.to_version, pending.to_slot
+
+
+def reboot_soon(say: Callable[[str], None]) -> None:
+    """The reboot into the installed slot, REBOOT_AFTER_S from now (the
+    reply's last bytes on their way), said on the console first."""
+    from keel.system.console import reboot
+    from keel.system.console import say as on_console
+
+    def later() -> None:
+        time.sleep(REBOOT_AFTER_S)
+        on_console("keel: the hub installed an upgrade; rebooting into it "
+                   "(keel upgrade status tells the outcome)")
+        reboot()
+
+    threading.Thread(target=later, daemon=True, name="keel-fleet-reboot").start()
+
+
 def serve(address: str, port: int, hub: str, device: str) -> int:
     """`keel fleet agent`: serve until SIGTERM."""
     import signal
@@ -260,7 +399,7 @@ def serve(address: str, port: int, hub: str, device: str) -> int:
     except Exception as err:
         say(f"keel fleet agent: the status cannot be read yet: {type(err).__name__}: "
             f"{shown(err, 200)}")
-    agent = Agent(status, learn_live, say)
+    agent = Agent(status, learn_live, say, install_live, lambda: reboot_soon(say))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     server = Server([sock], lambda: b"", say, max_connections=4, max_per_client=4,

@@ -90,21 +90,28 @@ def ask(address: str, request: bytes, timeout_s: float = ASK_TIMEOUT_S, port: in
     """Send one request to the agent at `address` and read its one-line
     reply (at most MAX_REPLY bytes) within `timeout_s` in all. Raises
     OSError (no connection, or no whole reply in time) or WireError."""
-    deadline = clock() + timeout_s
     with socket.create_connection((address, port), timeout=timeout_s) as conn:
         conn.sendall(request)
-        data = b""
-        while b"\n" not in data:
-            left = deadline - clock()
-            if left <= 0:
-                raise TimeoutError(f"no whole reply within {timeout_s:.0f} s")
-            conn.settimeout(left)
-            chunk = conn.recv(4096)
-            if not chunk:
-                break
-            data += chunk
-            if len(data) > wire.MAX_REPLY:
-                raise wire.WireError(f"reply: longer than {wire.MAX_REPLY} bytes")
+        return read_reply(conn, timeout_s, clock)
+
+
+def read_reply(conn: socket.socket, timeout_s: float,
+               clock: Callable[[], float] = time.monotonic) -> bytes:
+    """The agent's one-line reply (at most MAX_REPLY bytes) within
+    `timeout_s`; OSError (none in time) or WireError."""
+    deadline = clock() + timeout_s
+    data = b""
+    while b"\n" not in data:
+        left = deadline - clock()
+        if left <= 0:
+            raise TimeoutError(f"no whole reply within {timeout_s:.0f} s")
+        conn.settimeout(left)
+        chunk = conn.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+        if len(data) > wire.MAX_REPLY:
+            raise wire.WireError(f"reply: longer than {wire.MAX_REPLY} bytes")
     end = data.find(b"\n")
     if end < 0:
         raise wire.WireError("reply: the edge closed before a whole line")

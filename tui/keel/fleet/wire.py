@@ -10,9 +10,14 @@ or out of its range: each is refused whole with WireError, naming the field
 Requests (hub -> edge):
   {"op": "status"}                        the edge's health now (Status)
   {"op": "routes", "routes": [PREFIX...]} the routes to the other edges' LANs
+  {"op": "upgrade", "size": N, "sha256": HEX, "tunnel_wait": S}
+                                          then exactly N bytes: a bundle for the
+                                          edge to check and install (Offer)
 Replies (edge -> hub):
   {"ok": true, "status": {...}}           to status
   {"ok": true, "routes": [PREFIX...]}     to routes: what the edge now routes
+  {"ok": true, "installed": {"version": V, "slot": S}}
+                                          to upgrade: installed, the edge reboots
   {"ok": false, "error": "..."}           a refusal, in one line
 """
 
@@ -25,6 +30,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from keel.shown import shown
+from keel.thresholds import UPGRADE_HANDSHAKE_WAIT_RANGE_S
+from keel.upgrade.fetch import MAX_BUNDLE  # a larger offer is no bundle
 
 VERSION = 1
 MAX_REQUEST = 8 * 1024  # bytes of a request line (64 routes fit four times over)
@@ -39,6 +46,11 @@ SLOTS = ("A", "B")
 # keel.upgrade.record's Outcome.result: kept, rolled back (the gate), rollback
 # (the user's), and an install that failed or was cut
 RESULTS = ("kept", "rolled back", "rollback", "install failed", "install cut")
+
+
+MIN_BUNDLE = 4096  # bytes: smaller is no bundle
+SHA256 = re.compile(r"[0-9a-f]{64}")
+TUNNEL_WAIT_S = UPGRADE_HANDSHAKE_WAIT_RANGE_S
 
 
 class WireError(ValueError):
@@ -146,9 +158,27 @@ def _prefixes(value: Any, where: str) -> tuple[str, ...]:
 # --- requests (the edge parses them) -------------------------------------------------
 
 @dataclass(frozen=True)
+class Offer:
+    """A bundle the hub sends after its request line: `size` bytes whose
+    SHA-256 is `sha256`; the new slot has `tunnel_wait` s to bring the
+    tunnel back (keel upgrade --tunnel-wait)."""
+
+    size: int
+    sha256: str
+    tunnel_wait: int
+
+
+@dataclass(frozen=True)
 class Request:
     op: str
     routes: tuple[str, ...] = ()
+    offer: Offer | None = None
+
+
+def _integer(value: Any, where: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise WireError(f"{where}: not a whole number in {low}..{high}")
+    return value
 
 
 def parse_request(line: bytes) -> Request:
@@ -160,7 +190,15 @@ def parse_request(line: bytes) -> Request:
     if op == "routes":
         _keys(obj, {"op", "v", "routes"}, "routes request")
         return Request("routes", _prefixes(obj.get("routes"), "routes"))
-    raise WireError("request: op is not status or routes")
+    if op == "upgrade":
+        _keys(obj, {"op", "v", "size", "sha256", "tunnel_wait"}, "upgrade request")
+        digest = obj.get("sha256")
+        if not isinstance(digest, str) or not SHA256.fullmatch(digest):
+            raise WireError("sha256: not 64 lowercase hex digits")
+        return Request("upgrade", offer=Offer(
+            _integer(obj.get("size"), "size", MIN_BUNDLE, MAX_BUNDLE), digest,
+            _integer(obj.get("tunnel_wait"), "tunnel_wait", *TUNNEL_WAIT_S)))
+    raise WireError("request: op is not status, routes or upgrade")
 
 
 def status_request() -> bytes:
@@ -169,6 +207,11 @@ def status_request() -> bytes:
 
 def routes_request(routes: tuple[str, ...]) -> bytes:
     return encode({"v": VERSION, "op": "routes", "routes": list(routes)})
+
+
+def upgrade_request(offer: Offer) -> bytes:
+    return encode({"v": VERSION, "op": "upgrade", "size": offer.size, "sha256": offer.sha256,
+                   "tunnel_wait": offer.tunnel_wait})
 
 
 # --- replies (the hub parses them) ---------------------------------------------------
@@ -183,6 +226,10 @@ def status_reply(status: Status) -> bytes:
 
 def routes_reply(routes: tuple[str, ...]) -> bytes:
     return encode({"ok": True, "routes": list(routes)})
+
+
+def installed_reply(version: str, slot: str) -> bytes:
+    return encode({"ok": True, "installed": {"version": version, "slot": slot}})
 
 
 def _reply(line: bytes) -> dict[str, Any]:
@@ -200,6 +247,23 @@ def parse_routes_reply(line: bytes) -> tuple[str, ...]:
     obj = _reply(line)
     _keys(obj, {"ok", "routes"}, "routes reply")
     return _prefixes(obj.get("routes"), "routes")
+
+
+def parse_installed_reply(line: bytes) -> tuple[str, str]:
+    """(the version installed, the slot it went into)."""
+    obj = _reply(line)
+    _keys(obj, {"ok", "installed"}, "upgrade reply")
+    done = obj.get("installed")
+    if not isinstance(done, dict):
+        raise WireError("installed: not an object")
+    _keys(done, {"version", "slot"}, "installed")
+    version = _text(done.get("version"), "installed.version", 64)
+    if not version:
+        raise WireError("installed.version: empty")
+    slot = done.get("slot")
+    if slot not in SLOTS:
+        raise WireError("installed.slot: not A or B")
+    return version, slot
 
 
 def _upgrade(value: Any) -> Upgrade | None:
