@@ -4,7 +4,7 @@ and says which did not take them."""
 
 from __future__ import annotations
 
-from keel.fleet import hub, wire
+from keel.fleet import hub, rollout, wire
 from keel.fleet.hub import Edge, EdgeRow, Synced
 from keel.ui.screens.fleet import FleetScreen
 from keel.ui.screens.peers import PeersScreen
@@ -73,3 +73,50 @@ async def test_l_on_the_peers_screen_opens_the_fleet(monkeypatch):
         await settle(pilot)
         assert isinstance(app.screen, FleetScreen) and fake.reads == 1
         assert "FLEET" in "\n".join(screen_lines(app))
+
+
+def _rollout(ended: bool) -> rollout.Rollout:
+    steps = (rollout.Step("edge-a", 0, "kept", "keel 0.2.0"),
+             rollout.Step("edge-b", 1, "sending", percent=40))
+    if ended:
+        steps = (rollout.Step("edge-a", 0, "failed", "rolled back: the apply failed"),
+                 rollout.Step("edge-b", 1, "untouched"))
+    return rollout.Rollout("keel-0.2.0.raucb", 200 << 20, 1.0, steps, ended=ended,
+                           verdict="stopped at edge-a: rolled back: the apply failed; edge-b "
+                                   "not touched" if ended else "", pid=1)
+
+
+@asynctest
+async def test_u_starts_a_staged_upgrade_and_its_progress_is_drawn():
+    fake = Fake()
+    started: list[str] = []
+    state: list[rollout.Rollout | None] = [_rollout(ended=True)]
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.push_screen(FleetScreen(read=fake.read, sync=fake.sync, rollout=lambda: state[0],
+                                    order=lambda: "edge-a first, alone; then edge-b, 4 at a time",
+                                    start=started.append, id="fleet-screen"))
+        await settle(pilot)
+        text = "\n".join(screen_lines(app))
+        assert "stopped at edge-a" in text and "STOPPED HERE" in text
+        await pilot.press("u")
+        await pilot.press(*"/tmp/b/x.txt", "enter")
+        await settle(pilot)
+        assert "is not a .raucb bundle" in "\n".join(screen_lines(app)) and not started
+        app.screen.query_one("#fleet-bundle").value = ""
+        await pilot.press(*"/tmp/b/good.raucb", "enter")
+        await settle(pilot)
+        assert "edge-a first, alone; then edge-b" in "\n".join(screen_lines(app))
+        await pilot.press("y")
+        await settle(pilot)
+        assert started == ["/tmp/b/good.raucb"]
+        state[0] = _rollout(ended=False)
+        await pilot.pause(2.5)  # the state is read every 2 s
+        text = "\n".join(screen_lines(app))
+        assert "edge-b" in text and "sending the bundle 40%" in text
+        # a second [u] while it runs starts nothing
+        await pilot.press("u")
+        await settle(pilot)
+        assert "a rollout runs" in "\n".join(screen_lines(app)) and started == [
+            "/tmp/b/good.raucb"]

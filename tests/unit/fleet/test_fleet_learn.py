@@ -117,3 +117,14 @@ def test_the_config_says_which_peer_is_the_hub_once() -> None:
     text = to_toml(hub).replace('fleet = "edge"', 'fleet = "hub"', 1)
     with pytest.raises(ConfigError, match=r"wireguard.peer\[0\].fleet.*no endpoint"):
         parse_config(text)
+
+
+def test_upgrade_first_marks_an_edge_of_this_hub_only() -> None:
+    from keel.config.errors import ConfigError
+
+    hub, edge_a = paired()
+    text = to_toml(hub).replace("upgrade_first = false", "upgrade_first = true", 1)
+    assert parse_config(text).config.wireguard.peer[0].upgrade_first
+    text = to_toml(edge_a).replace("upgrade_first = false", "upgrade_first = true", 1)
+    with pytest.raises(ConfigError, match=r"wireguard.peer\[0\].upgrade_first.*no edge"):
+        parse_config(text)

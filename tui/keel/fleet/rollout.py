@@ -394,3 +394,38 @@ def upgrade(target: str, first: str | None, group: int, tunnel_wait: int,
         finally:
             if fetched:
                 path.unlink(missing_ok=True)
+
+
+def order_in_force(group: int = DEFAULT_GROUP) -> str:
+    """The rollout's order for the config in force, in words (the console
+    asks with it); RolloutError when there is none."""
+    from keel.apply.errors import InvalidConfig
+    from keel.fleet.hub import fleet_edges
+    from keel.model.reading import config_in_force, read_loaded
+
+    try:
+        config = read_loaded(config_in_force()).config
+    except InvalidConfig as err:
+        raise RolloutError(f"the config in force is invalid: {err.summary()}") from None
+    flagged = {p.name for p in config.wireguard.peer if p.fleet == "edge" and p.upgrade_first}
+    plan = stages(fleet_edges(config), None, flagged, group)
+    words = f"{shown(plan[0][0].name, 64)} first, alone"
+    if len(plan) > 1:
+        words += f"; then {', '.join(shown(e.name, 64) for g in plan[1:] for e in g)}"
+        words += f", {group} at a time"
+    return words
+
+
+def start(target: str) -> None:
+    """`keel fleet upgrade TARGET` started apart from the console (its lines
+    in LOG, its state in STATE); OSError when it cannot start."""
+    import subprocess
+    import sys
+
+    from keel.upgrade.target import check_target
+
+    argv = [sys.executable, "-m", "keel.cli", "fleet", "upgrade", check_target(target)]
+    LOG.parent.mkdir(parents=True, exist_ok=True)
+    with open(LOG, "ab") as log:
+        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                         start_new_session=True)

@@ -31,6 +31,7 @@ from textual.widgets import Input, Static
 from keel.shown import shown
 from keel.ui.dialogs import ConfirmScreen
 from keel.ui.fmt import countdown_bar, progress_bar
+from keel.ui.widgets.bundle_input import target_input
 from keel.ui.widgets.footer import Footer
 from keel.ui.widgets.frame import Frame, frame
 from keel.ui.widgets.lines import LinesPanel
@@ -184,21 +185,6 @@ def progress_lines(what: str, percent: int | None, width: int = 78) -> list[Text
 
 # --- the screens --------------------------------------------------------------------
 
-def target_lines(text: str) -> list[str]:
-    """A pasted target's lines, each without the blanks around it."""
-    return [line for line in (part.strip(" \t\r") for part in text.split("\n")) if line]
-
-
-def target_input() -> GuardedPasteInput:
-    """The box for a bundle's path or URL: a paste enters only as one line
-    of printable ASCII (what check_target takes), else check_target says
-    why. Keys type only printable characters."""
-    return GuardedPasteInput(target_lines, lambda ch: 33 <= ord(ch) < 127, check_target,
-                             "paste one path or URL",
-                             placeholder="bundle path (.raucb) or https URL, [enter]",
-                             id="upgrade-target")
-
-
 class UpgradeScreen(Screen[None]):
     """The slots; [i] install, [b] boot the other slot again, [esc] back."""
 
@@ -241,7 +227,7 @@ class UpgradeScreen(Screen[None]):
         console = self.ascii_console
         yield frame(LinesPanel(id="upgrade-slots"), "SLOTS", console=console)
         with Frame("INSTALL", console=console, id="upgrade-install"):
-            yield target_input()
+            yield target_input("upgrade-target")
             yield LinesPanel(id="upgrade-progress")
         yield LinesPanel(id="upgrade-said")
         yield Footer(self.KEYS, id="footer")
