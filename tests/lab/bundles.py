@@ -77,7 +77,9 @@ def panicking_boot(boot: Path, work: Path) -> Path:
     return broken
 
 
-def make(work: Path) -> Bundles:
+def _good(work: Path) -> tuple[Path, Path, Path, str, str]:
+    """The good bundle (a new version) in work/bundles: (the bundles' folder,
+    the unpacked root, the good slot's folder, the old and new versions)."""
     for f in ("boot.vfat", "rootfs.squashfs", "version"):
         if not (SLOT / f).is_file():
             raise LabError(f"no {SLOT / f}: run `make dev-image`")
@@ -88,11 +90,38 @@ def make(work: Path) -> Bundles:
     out.mkdir()
     root = work / "root"
     run("unsquashfs", "-q", "-d", root, SLOT / "rootfs.squashfs")
-
     set_version(root, new)
     squash(root, work / "new.squashfs")
     good = slot_dir(work / "good", work / "new.squashfs", SLOT / "boot.vfat", new)
     bundle(good, out / "good.raucb")
+    return out, root, good, old, new
+
+
+def _untrusted(work: Path, good: Path, out: Path) -> None:
+    """bad-signature.raucb: the good slot signed by a key the image does not trust."""
+    run("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+        "-nodes", "-keyout", work / "other.key.pem", "-out", work / "other.cert.pem",
+        "-days", "30", "-subj", "/CN=not the image's key")
+    bundle(good, out / "bad-signature.raucb", work / "other.cert.pem", work / "other.key.pem")
+
+
+def _disk(work: Path, out: Path) -> Path:
+    disk = work / "bundles.ext4"
+    size_mib = sum(f.stat().st_size for f in out.iterdir()) // (1 << 20) + 64
+    run("mke2fs", "-q", "-t", "ext4", "-d", out, disk, f"{size_mib}M")
+    return disk
+
+
+def make_fleet(work: Path) -> Bundles:
+    """The hub's bundles for a staged upgrade: good.raucb and bad-signature.raucb."""
+    out, root, good, old, new = _good(work)
+    _untrusted(work, good, out)
+    shutil.rmtree(root)
+    return Bundles(_disk(work, out), old, new)
+
+
+def make(work: Path) -> Bundles:
+    out, root, good, old, new = _good(work)
 
     set_version(root, f"{old}.nowg")
     wg = root / "usr" / "bin" / "wg"
@@ -107,11 +136,7 @@ def make(work: Path) -> Bundles:
                     panicking_boot(SLOT / "boot.vfat", work), f"{old}.panic"),
            out / "panics.raucb")
 
-    # refused: signed by a key the image does not trust
-    run("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-        "-nodes", "-keyout", work / "other.key.pem", "-out", work / "other.cert.pem",
-        "-days", "30", "-subj", "/CN=not the image's key")
-    bundle(good, out / "bad-signature.raucb", work / "other.cert.pem", work / "other.key.pem")
+    _untrusted(work, good, out)  # refused: signed by a key the image does not trust
     # refused: for another compatible (properly signed)
     other = work / "other-compat"
     other.mkdir()
@@ -131,8 +156,5 @@ def make(work: Path) -> Bundles:
     flipped[len(data) // 2] ^= 0xFF
     (out / "corrupt.raucb").write_bytes(bytes(flipped))
 
-    disk = work / "bundles.ext4"
-    size_mib = sum(f.stat().st_size for f in out.iterdir()) // (1 << 20) + 64
-    run("mke2fs", "-q", "-t", "ext4", "-d", out, disk, f"{size_mib}M")
     shutil.rmtree(root)
-    return Bundles(disk, old, new)
+    return Bundles(_disk(work, out), old, new)

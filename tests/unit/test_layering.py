@@ -348,7 +348,8 @@ STARTS_PROCESSES = {
     "keel.apply.confirmed": "`keel apply --confirm` from the console and keel pair",
     "keel.apply.command": "`keel apply` re-run by the boot and rollback paths",
     "keel.upgrade.system": "rauc, the updater (its D-Bus service writes the slots)",
-    "keel.fleet.background": "`keel fleet sync` in the background after pairing and unpairing",
+    "keel.fleet.background": "`keel fleet sync` in the background after pairing and "
+                             "unpairing, and a staged upgrade started from the console",
 }
 
 

@@ -331,3 +331,20 @@ def test_an_edge_that_refuses_before_reading_the_bundle_is_heard(tmp_path) -> No
                                 10, port=edge.port)
     finally:
         edge.close()
+
+
+def test_the_console_starts_the_rollout_as_its_own_command_never_a_shell(monkeypatch,
+                                                                          tmp_path) -> None:
+    import subprocess
+
+    from keel.fleet import background
+    from keel.upgrade.target import TargetError
+
+    started: list[list[str]] = []
+    monkeypatch.setattr(rollout, "LOG", tmp_path / "rollout.log")
+    monkeypatch.setattr(subprocess, "Popen", lambda argv, **kw: started.append(argv))
+    background.start_rollout("/tmp/b/good.raucb")
+    assert started[0][-4:] == ["keel.cli", "fleet", "upgrade", "/tmp/b/good.raucb"]
+    with pytest.raises(TargetError):
+        background.start_rollout("/tmp/b/x.raucb; reboot")
+    assert len(started) == 1

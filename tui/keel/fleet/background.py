@@ -1,7 +1,9 @@
-"""After pairing or unpairing changed which LANs the hub's edges must reach
-(keel.pair calls it): the hub's watcher (keel fleet watch) told to look at
-once, which gives every edge its routes; without a watcher, `keel fleet sync`
-started in the background."""
+"""The fleet's work started apart from the caller. After pairing or
+unpairing changed which LANs the hub's edges must reach (keel.pair calls
+it): the hub's watcher (keel fleet watch) told to look at once, which gives
+every edge its routes; without a watcher, `keel fleet sync` started in the
+background. And a staged upgrade started from the console (`keel fleet
+upgrade`: it outlives the screen)."""
 
 from __future__ import annotations
 
@@ -37,3 +39,17 @@ def sync_soon(pidfile: Path | None = None) -> None:
     except OSError as err:
         print(f"keel: the other edges were not given the new routes ({err.strerror}): "
               "run keel fleet sync", file=sys.stderr)
+
+
+def start_rollout(target: str) -> None:
+    """`keel fleet upgrade TARGET` started apart from the console (its lines
+    in keel.fleet.rollout.LOG, its state in STATE); OSError when it cannot
+    start, TargetError for a target that is no bundle path or URL."""
+    from keel.fleet.rollout import LOG
+    from keel.upgrade.target import check_target
+
+    argv = [sys.executable, "-m", "keel.cli", "fleet", "upgrade", check_target(target)]
+    LOG.parent.mkdir(parents=True, exist_ok=True)
+    with open(LOG, "ab") as log:
+        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                         start_new_session=True)

@@ -415,17 +415,3 @@ def order_in_force(group: int = DEFAULT_GROUP) -> str:
         words += f", {group} at a time"
     return words
 
-
-def start(target: str) -> None:
-    """`keel fleet upgrade TARGET` started apart from the console (its lines
-    in LOG, its state in STATE); OSError when it cannot start."""
-    import subprocess
-    import sys
-
-    from keel.upgrade.target import check_target
-
-    argv = [sys.executable, "-m", "keel.cli", "fleet", "upgrade", check_target(target)]
-    LOG.parent.mkdir(parents=True, exist_ok=True)
-    with open(LOG, "ab") as log:
-        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                         start_new_session=True)

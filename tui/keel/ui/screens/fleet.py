@@ -47,7 +47,7 @@ def rollout_order() -> str:
 
 
 def start_rollout(target: str) -> None:
-    from keel.fleet.rollout import start
+    from keel.fleet.background import start_rollout as start
 
     start(target)
 
