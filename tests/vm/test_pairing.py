@@ -416,7 +416,7 @@ def test_a_staged_upgrade_stops_at_a_refused_bundle_then_keeps_one_edge_then_the
     assert upgrade_status(a)["pending"] is None and upgrade_status(b) == before_b
 
     hub.check("(keel fleet upgrade /tmp/b/good.raucb --first edge-a > /run/fleet-upgrade.out "
-              "2>&1; echo rc=$? >> /run/fleet-upgrade.out) </dev/null >/dev/null 2>&1 &")
+              "2>&1; echo rc=$? >> /run/fleet-upgrade.out) </dev/null >/dev/null 2>&1 & true")
     # each edge's install and trial boot; edge-b's only after edge-a's gate kept it
     rebooted_by_the_hub(a, 1800)
     rebooted_by_the_hub(b, FLEET_UPGRADE_BACK_S + 1800)
