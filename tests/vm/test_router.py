@@ -160,7 +160,9 @@ def test_an_interrupted_compare_puts_cake_back_and_stops_its_processes(lab):
                    "echo $! > /run/compare.pid)")
     # bypassed once the test runs: no CAKE at the root of eth0 any more
     lab.edge.until("! tc qdisc show dev eth0 root | grep -q cake", 60, every=0.2)
-    lab.edge.check(f"sleep 8; pgrep -x iperf3 && test -n \"$({OWN_PINGS})\"", 30)  # under load
+    # under load: its iperf3 and its own pings both running (however slowly
+    # the compare got there on a loaded host)
+    lab.edge.until(f"pgrep -x iperf3 && test -n \"$({OWN_PINGS})\"", 180, every=0.5)
     lab.edge.check("kill -TERM $(cat /run/compare.pid)")
     lab.edge.until("! kill -0 $(cat /run/compare.pid)", 60)
     assert "interrupted" in lab.edge.check("cat /run/compare.out")
