@@ -7,6 +7,7 @@ on an ext4 disk image the edge gets as a second, read-only disk."""
 from __future__ import annotations
 
 import gzip
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -97,12 +98,12 @@ def _good(work: Path) -> tuple[Path, Path, Path, str, str]:
     return out, root, good, old, new
 
 
-def _untrusted(work: Path, good: Path, out: Path) -> None:
-    """bad-signature.raucb: the good slot signed by a key the image does not trust."""
+def _untrusted(work: Path, slot: Path, out: Path, name: str = "bad-signature.raucb") -> None:
+    """`name`: the slot signed by a key the image does not trust."""
     run("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
         "-nodes", "-keyout", work / "other.key.pem", "-out", work / "other.cert.pem",
         "-days", "30", "-subj", "/CN=not the image's key")
-    bundle(good, out / "bad-signature.raucb", work / "other.cert.pem", work / "other.key.pem")
+    bundle(slot, out / name, work / "other.cert.pem", work / "other.key.pem")
 
 
 def _disk(work: Path, out: Path) -> Path:
@@ -113,9 +114,16 @@ def _disk(work: Path, out: Path) -> Path:
 
 
 def make_fleet(work: Path) -> Bundles:
-    """The hub's bundles for a staged upgrade: good.raucb and bad-signature.raucb."""
-    out, root, good, old, new = _good(work)
-    _untrusted(work, good, out)
+    """The hub's bundles for a staged upgrade: good.raucb, and untrusted.raucb:
+    a small one (1 MiB images: an edge refuses it for its signature before
+    it reads them) signed by a key the image does not trust."""
+    out, root, _, old, new = _good(work)
+    tiny = work / "tiny"
+    tiny.mkdir()
+    for name in ("rootfs.squashfs", "boot.vfat"):
+        (tiny / name).write_bytes(os.urandom(1 << 20))  # (zeros squash to nothing)
+    (tiny / "version").write_text(new + "\n")
+    _untrusted(work, tiny, out, "untrusted.raucb")
     shutil.rmtree(root)
     return Bundles(_disk(work, out), old, new)
 

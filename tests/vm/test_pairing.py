@@ -407,7 +407,7 @@ def test_a_staged_upgrade_stops_at_a_refused_bundle_then_keeps_one_edge_then_the
         assert upgrade_status(edge)["pending"] is None
     before_b = upgrade_status(b)
 
-    out = hub.run("keel fleet upgrade /tmp/b/bad-signature.raucb --first edge-a", 900)
+    out = hub.run("keel fleet upgrade /tmp/b/untrusted.raucb --first edge-a", 900)
     assert out.rc == 1, out.output
     assert re.search(r"stopped at edge-a: the edge refused: not installed: .*not signed by a "
                      r"key this router trusts.*; edge-b not touched", out.output), out.output
