@@ -125,3 +125,15 @@ def test_doctor_says_whether_a_hub_asks_its_edges() -> None:
     assert check_fleet_watch(model_from_config(hub), False).status == FAIL
     edge = model_from_config(settle.edge_join(edge_config(), grant, "203.0.113.2"))
     assert check_fleet_watch(edge, False) is None
+
+
+def test_the_daemons_logs_stay_under_their_bound(tmp_path) -> None:
+    """A line every poll for months (an edge that stays down) keeps the log
+    on /run (RAM) under its bound, the newest lines kept."""
+    from keel.fleet.logfile import append
+
+    log = tmp_path / "fleet-watch.log"
+    for n in range(5000):
+        append(log, f"keel fleet watch: edge-a does not answer ({n})", most=16 * 1024)
+    assert log.stat().st_size <= 16 * 1024 + 200
+    assert log.read_text().splitlines()[-1].endswith("(4999)")

@@ -49,7 +49,6 @@ DAY_EVERY_S = 300  # the day's p95 read from the history at most this often
 LATEST = Path("/run/keel/history/latest.json")
 PROPOSED = Path("/run/keel/fleet-routes.toml")
 LOG = Path("/run/keel/fleet-agent.log")  # what the agent did and refused (never a secret)
-MAX_LOG = 256 * 1024
 SO_BINDTODEVICE = getattr(socket, "SO_BINDTODEVICE", 25)
 
 
@@ -376,15 +375,13 @@ def serve(address: str, port: int, hub: str, device: str) -> int:
     """`keel fleet agent`: serve until SIGTERM."""
     import signal
 
+    from keel.fleet.logfile import append
     from keel.metrics.server import Server
 
     def say(line: str) -> None:
-        """A line in LOG (kept under MAX_LOG bytes: the older half dropped)."""
+        """A line in LOG (bounded: keel.fleet.logfile)."""
         try:
-            if LOG.exists() and LOG.stat().st_size > MAX_LOG:
-                LOG.write_bytes(LOG.read_bytes()[-MAX_LOG // 2:])
-            with open(LOG, "a") as log:
-                log.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {line}\n")
+            append(LOG, line)
         except OSError:
             print(line, file=sys.stderr, flush=True)
 

@@ -153,13 +153,11 @@ def run_watch(every: float = WATCH_EVERY_S, log: Path = Path("/run/keel/fleet-wa
     import threading
 
     from keel.fleet import hub
+    from keel.fleet.logfile import append
 
     def say(line: str) -> None:
-        try:
-            with open(log, "a") as out:
-                out.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {line}\n")
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):
+            append(log, line)  # bounded: a down edge is said every tick
 
     wake, stop = threading.Event(), threading.Event()
     signal.signal(signal.SIGUSR1, lambda *_: wake.set())
