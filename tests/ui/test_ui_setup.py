@@ -205,7 +205,13 @@ async def test_an_edge_by_keystrokes_to_the_countdown(tmp_path):
         assert isinstance(app.screen, ReviewScreen)
         text = text_of(app)
         assert '-wan.interface = "eth0"' in text and f'+wan.interface = "{ENS4}"' in text
-        assert "+wan.shaping.upload_kbit = 4500" in text and PLAN in text
+        assert "+wan.shaping.upload_kbit = 4500" in text
+        for _ in range(10):  # the plan below the diff: on screen, or [down] to it
+            if PLAN in text:
+                break
+            await keys(pilot, "down")
+            text = text_of(app)
+        assert PLAN in text, text
         proposed = tmp_path / "run" / "proposed.toml"
         cfg = parse_config(proposed.read_text()).config
         assert (cfg.wan.interface, cfg.lan.interface, cfg.wireguard.enabled) == (

@@ -22,8 +22,8 @@ def _wireguard(wg: schema.WireGuard) -> m.WireGuard | None:
     return m.WireGuard(
         interface=wg.interface, address=wg.address, listen_port=wg.listen_port, mtu=wg.mtu,
         route=wg.route, prefixes=wg.prefixes,
-        peer=tuple(m.Peer(p.public_key, p.allowed_ips, p.endpoint, p.keepalive, p.name, p.fleet)
-                   for p in wg.peer))
+        peer=tuple(m.Peer(p.public_key, p.allowed_ips, p.endpoint, p.keepalive, p.name, p.fleet,
+                          p.upgrade_first) for p in wg.peer))
 
 
 def _forward(cfg: schema.Config, fwd: schema.Forward) -> m.Forward:

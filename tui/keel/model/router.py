@@ -61,6 +61,7 @@ class Peer:
     keepalive: int = 0
     name: str | None = None  # keel peers; a comment in the rendered wg config
     fleet: str | None = None  # "hub": our hub (keel.fleet.agent answers it); "edge": one of ours
+    upgrade_first: bool = False  # an edge of ours keel fleet upgrade takes first, alone
 
 
 @dataclass(frozen=True)
