@@ -7,7 +7,6 @@ on an ext4 disk image the edge gets as a second, read-only disk."""
 from __future__ import annotations
 
 import gzip
-import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -111,21 +110,6 @@ def _disk(work: Path, out: Path) -> Path:
     size_mib = sum(f.stat().st_size for f in out.iterdir()) // (1 << 20) + 64
     run("mke2fs", "-q", "-t", "ext4", "-d", out, disk, f"{size_mib}M")
     return disk
-
-
-def make_fleet(work: Path) -> Bundles:
-    """The hub's bundles for a staged upgrade: good.raucb, and untrusted.raucb:
-    a small one (1 MiB images: an edge refuses it for its signature before
-    it reads them) signed by a key the image does not trust."""
-    out, root, _, old, new = _good(work)
-    tiny = work / "tiny"
-    tiny.mkdir()
-    for name in ("rootfs.squashfs", "boot.vfat"):
-        (tiny / name).write_bytes(os.urandom(1 << 20))  # (zeros squash to nothing)
-    (tiny / "version").write_text(new + "\n")
-    _untrusted(work, tiny, out, "untrusted.raucb")
-    shutil.rmtree(root)
-    return Bundles(_disk(work, out), old, new)
 
 
 def make(work: Path) -> Bundles:

@@ -28,9 +28,7 @@ from tests.lab.lab import Lab
 from tests.lab.paths import LabError
 
 MakeLab = Callable[[], Lab]
-# a disk larger than the image, so /data grows on the first boot (the image
-# lab's UEFI guest; the pairing lab's edges, which receive a bundle onto /data)
-DATA_DISK_MIB = 2048
+DATA_DISK_MIB = 2048  # the image lab's UEFI guest's disk: larger than the image, so /data grows
 # the image lab's guest booted by each firmware
 FIRMWARE_GUEST = {"uefi": "nvme", "bios": "ahci"}
 
@@ -225,16 +223,12 @@ TUNNEL = Topology(
 
 PAIRING = Topology(
     "pairing", lane="main", shared=False,
-    # the hub holds the bundles of a staged upgrade; the edges' /data grown
-    # on their first boot (as on a real disk) has room for one they receive
-    machines=(Machine("hub", disk="bundles"), Machine("isp", disk="tools"),
-              Machine("edge-a", disk_size=f"{DATA_DISK_MIB}M"),
-              Machine("edge-b", disk_size=f"{DATA_DISK_MIB}M"), Machine("lan")),
+    machines=(Machine("hub"), Machine("isp", disk="tools"), Machine("edge-a"),
+              Machine("edge-b"), Machine("lan")),
     wires=(Wire("up", "edge-a", "isp"), Wire("core", "isp", "hub"), Wire("up2", "edge-b", "isp"),
            Wire("lan-a", "edge-a", "lan"), Wire("lan-b", "edge-b", "lan")),
     about="two edges behind one isp (with the lab tools disk: an IPv6 provider) pair "
-          "with a hub (with the bundles of a staged upgrade); one lan guest holds a host "
-          "on each edge's LAN")
+          "with a hub; one lan guest holds a host on each edge's LAN")
 
 UPGRADE = Topology(
     "upgrade", lane="side", shared=False,

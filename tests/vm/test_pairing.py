@@ -27,10 +27,9 @@ import time
 
 import pytest
 
-from keel.thresholds import FLEET_UPGRADE_BACK_S
-from tests.lab import bundles, dhcpv6, figures, labs, labtools
+from tests.lab import dhcpv6, figures, labs, labtools
 from tests.lab import topology as topo
-from tests.lab.guest import BOOT_TIMEOUT, Guest
+from tests.lab.guest import Guest
 
 HUB_WAN, EDGE_A_WAN, EDGE_B_WAN = topo.HUB_WAN, "198.51.100.2", "192.0.2.2"
 ISP_A, ISP_B = topo.ISP_UP, "192.0.2.1"
@@ -84,10 +83,8 @@ pytestmark = pytest.mark.lab("pairing")
 
 
 @pytest.fixture(scope="module")
-def lab(make_module_lab, tmp_path_factory):
-    made = bundles.make_fleet(tmp_path_factory.mktemp("bundles"))
-    started = labs.PAIRING.build(make_module_lab, disks={"tools": labtools.disk(),
-                                                         "bundles": made.disk})
+def lab(make_module_lab):
+    started = labs.PAIRING.build(make_module_lab, disks={"tools": labtools.disk()})
     lab = started.lab
     hub, isp, edge_a, edge_b, lan = (started[n] for n in ("hub", "isp", "edge-a", "edge-b",
                                                           "lan"))
@@ -122,7 +119,6 @@ def lab(make_module_lab, tmp_path_factory):
                        60)
     isp.check(f"ip -6 route replace {ROUTED} via {hub_ll.strip()} dev {core}")
     lab.hub, lab.edge_a, lab.edge_b, lab.isp, lab.lan = hub, edge_a, edge_b, isp, lan
-    lab.bundles = made
     return lab
 
 
@@ -378,67 +374,6 @@ def test_the_internet_side_cannot_open_a_connection_to_a_lan_host(lab):
                         f"s=socket.create_connection(('{ISP_CORE6}', 22), 5); print('open')\" "
                         "2>&1; true", 30)
     assert "open" in out or "refused" in out.lower(), out
-
-
-def upgrade_status(edge: Guest) -> dict:
-    """keel upgrade status --json, less the gate's own console lines."""
-    out = edge.check("keel upgrade status --json", 60)
-    return json.loads("\n".join(x for x in out.splitlines() if not x.startswith("keel: ")))
-
-
-def rebooted_by_the_hub(edge: Guest, timeout: float) -> None:
-    """The edge's agent installed the hub's bundle and rebooted it: its
-    console says so; logged in again once its boot's apply ended."""
-    edge.console.expect(r"keel: the hub installed an upgrade; rebooting", timeout)
-    edge.console.expect(r"Restarting system|reboot: ", 120)
-    edge._ifnames.clear()
-    edge.wait_for_login(BOOT_TIMEOUT * 3)
-
-
-def test_a_staged_upgrade_stops_at_a_refused_bundle_then_keeps_one_edge_then_the_next(lab):
-    """From the hub: a bundle the edges do not trust stops at edge-a, which
-    refuses it with its own keyring, and edge-b is never sent it; then a good
-    bundle: edge-a installs it, reboots, its gate keeps it, and only then
-    edge-b does the same. The hub says each step and the verdict."""
-    hub, a, b, made = lab.hub, lab.edge_a, lab.edge_b, lab.bundles
-    hub.check("mkdir -p /tmp/b && (mountpoint -q /tmp/b || mount -o ro /dev/vdb /tmp/b)")
-    for edge in (a, b):  # console-only boxes: a login on tty1 (docs/console.md)
-        edge.check("touch /data/keel/tty1-off")
-        assert upgrade_status(edge)["pending"] is None
-    before_b = upgrade_status(b)
-
-    out = hub.run("keel fleet upgrade /tmp/b/untrusted.raucb --first edge-a", 900)
-    assert out.rc == 1, out.output
-    assert re.search(r"stopped at edge-a: the edge refused: not installed: .*not signed by a "
-                     r"key this router trusts.*; edge-b not touched", out.output), out.output
-    assert "not installed" in a.check("cat /run/keel/fleet-agent.log")
-    assert "offers a bundle" not in b.check("cat /run/keel/fleet-agent.log")
-    assert upgrade_status(a)["pending"] is None and upgrade_status(b) == before_b
-
-    hub.check("(keel fleet upgrade /tmp/b/good.raucb --first edge-a > /run/fleet-upgrade.out "
-              "2>&1; echo rc=$? >> /run/fleet-upgrade.out) </dev/null >/dev/null 2>&1 & true")
-    # each edge's install and trial boot; edge-b's only after edge-a's gate kept it
-    rebooted_by_the_hub(a, 1800)
-    rebooted_by_the_hub(b, FLEET_UPGRADE_BACK_S + 1800)
-    hub.until("grep -q '^rc=' /run/fleet-upgrade.out", FLEET_UPGRADE_BACK_S + 600, every=5)
-    said = hub.check("cat /run/fleet-upgrade.out").splitlines()
-    assert said[-1] == "rc=0", said
-    assert f"keel fleet upgrade: every edge kept it (keel {made.new_version})" in said, said
-    kept_a = next(i for i, x in enumerate(said) if x.startswith("edge-a") and "KEPT" in x)
-    sent_b = next(i for i, x in enumerate(said) if x.startswith("edge-b") and "sending" in x)
-    assert kept_a < sent_b, said
-    for edge in (a, b):
-        st = upgrade_status(edge)
-        assert st["last"]["result"] == "kept" and st["last"]["version"] == made.new_version, st
-        assert edge.check("keel --version") == f"keel {made.new_version}"
-        assert re.search(r"rauc\.slot=B\b", edge.check("cat /proc/cmdline"))
-    rows = fleet(hub)
-    for name in ("edge-a", "edge-b"):
-        status = rows[name]["status"]
-        assert status["version"] == made.new_version and status["slot"] == "B", rows[name]
-        assert status["last_upgrade"]["result"] == "kept", rows[name]
-    # the LANs still reach each other through the hub
-    a.check(f"ping -n -c 3 -i 0.3 -w 30 {LAN_B}", 60)
 
 
 def test_unpairing_removes_the_peer_and_its_route(lab):
