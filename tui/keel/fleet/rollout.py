@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -209,8 +210,6 @@ class Runner:
         self.plan, self.state = plan, rollout
         self.send, self.status, self.publish = send, status, publish
         self.back_s, self.poll_s, self.clock, self.sleep = back_s, poll_s, clock, sleep
-        import threading
-
         self._lock = threading.Lock()
 
     def _set(self, name: str, phase: str, detail: str = "", percent: int | None = None) -> None:
@@ -310,22 +309,12 @@ def read_state(path: Path = STATE) -> Rollout | None:
         rollout = Rollout.from_json(json.loads(path.read_text()))
     except (OSError, ValueError, TypeError):
         return None
-    if not rollout.ended and not _alive(rollout.pid):
+    from keel.system.processes import pid_alive
+
+    if not rollout.ended and (rollout.pid <= 0 or not pid_alive(rollout.pid)):
         return replace(rollout, ended=True,
                        verdict="cut short: the rollout's process ended without a verdict")
     return rollout
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @contextlib.contextmanager
